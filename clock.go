@@ -1,0 +1,54 @@
+package keelpay
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock tells the time. Everything that is scheduled (webhook retries, expiry,
+// the 3-minute refund rule, the 3D Secure wait, reconciliation, rate limits)
+// reads a Clock, so tests and the sandbox can move time forward.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the wall clock, in UTC.
+type SystemClock struct{}
+
+// Now returns the current time in UTC.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// OffsetClock is the wall clock moved forward by an adjustable offset. The
+// reference server's sandbox mode uses it for POST /sandbox/clock, as Stripe's
+// test clocks do: scheduled work sees the moved time while signatures keep
+// using real time. The zero value is the wall clock. It is safe for
+// concurrent use.
+type OffsetClock struct {
+	mu     sync.RWMutex
+	offset time.Duration
+}
+
+// Now returns the wall clock plus the offset, in UTC.
+func (c *OffsetClock) Now() time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return time.Now().UTC().Add(c.offset)
+}
+
+// Advance moves the clock forward by d (d must not be negative) and returns
+// the new offset.
+func (c *OffsetClock) Advance(d time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d > 0 {
+		c.offset += d
+	}
+	return c.offset
+}
+
+// Offset returns how far the clock is ahead of the wall clock.
+func (c *OffsetClock) Offset() time.Duration {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.offset
+}

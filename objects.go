@@ -1,0 +1,278 @@
+package keelpay
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Store is a store set up with its application at the payment provider.
+// The secret key is kept only as its SHA-256 hash; the webhook secret is kept
+// so that deliveries can be signed.
+type Store struct {
+	ID             string
+	ClientID       string
+	ClientSecret   string // the application's secret at the provider, used for provider calls
+	MerchantID     string
+	Currency       string // ISO 4217, upper case; the merchant's currency at the provider
+	PublishableKey string
+	SecretKeyHash  []byte
+	WebhookURL     string
+	WebhookSecret  string
+	// Version increases with every change; a setup that read an older
+	// version loses to the one that changed it (409 setup_conflict).
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// PaymentIntentStatus is the status of a payment intent (spec 3.1).
+type PaymentIntentStatus string
+
+// Payment intent statuses.
+const (
+	IntentRequiresPaymentMethod PaymentIntentStatus = "requires_payment_method"
+	IntentRequiresAction        PaymentIntentStatus = "requires_action"
+	IntentProcessing            PaymentIntentStatus = "processing"
+	IntentSucceeded             PaymentIntentStatus = "succeeded"
+	IntentCanceled              PaymentIntentStatus = "canceled"
+)
+
+// Customer identifies the buyer. Name, email and phone are personal data:
+// they are stored, returned only to the secret key, and never put in events
+// or logs.
+type Customer struct {
+	ID    string `json:"id"`
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
+	Phone string `json:"phone,omitempty"`
+}
+
+// Billing is the billing address part the provider may ask for.
+type Billing struct {
+	Country    string `json:"country"`
+	State      string `json:"state,omitempty"`
+	PostalCode string `json:"postal_code,omitempty"`
+}
+
+// PaymentMethod describes the card an intent was charged with.
+type PaymentMethod struct {
+	Brand    string `json:"brand"`
+	Last4    string `json:"last4"`
+	ExpMonth int    `json:"exp_month"`
+	ExpYear  int    `json:"exp_year"`
+	Saved    bool   `json:"saved"`
+}
+
+// LastError describes the last failed payment attempt or refund send.
+type LastError struct {
+	Code        string `json:"code"`
+	DeclineCode string `json:"decline_code,omitempty"`
+	Message     string `json:"message"`
+}
+
+// NextAction tells the browser what the buyer must do; in requires_action it
+// is the 3D Secure page.
+type NextAction struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+// PaymentIntent is a payment of one amount by one card (spec 2.2).
+type PaymentIntent struct {
+	ID                 string
+	StoreID            string
+	Status             PaymentIntentStatus
+	Amount             int64 // minor units
+	Currency           string
+	Customer           Customer
+	Description        string
+	Reference          string
+	Metadata           map[string]string
+	Billing            *Billing
+	PageOrigins        []string
+	ClientSecret       string
+	CardID             string
+	PaymentMethod      *PaymentMethod
+	AuthorizationCode  string
+	OrderID            string
+	RefundID           string
+	LastError          *LastError
+	NextAction         *NextAction
+	CancellationReason string
+	// AttemptID is the current or last payment attempt's id, the provider's
+	// idempotency key. Set while processing or requires_action.
+	AttemptID string
+	// AttemptAt is when the current attempt was recorded; the reconciler's
+	// schedule and the 3D Secure wait count from it.
+	AttemptAt time.Time
+	// ReconcileAt is when the reconciler next asks the provider about an
+	// unresolved attempt; zero when nothing is unresolved.
+	ReconcileAt time.Time
+	// ReconcileCount is how many times the reconciler asked.
+	ReconcileCount int
+	SucceededAt    time.Time
+	ExpiresAt      time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Version        int64
+}
+
+// CardSessionStatus is the status of a card session.
+type CardSessionStatus string
+
+// Card session statuses.
+const (
+	CardSessionOpen      CardSessionStatus = "open"
+	CardSessionCompleted CardSessionStatus = "completed"
+	CardSessionExpired   CardSessionStatus = "expired"
+)
+
+// CardSession lets the buyer's browser save one card for a customer.
+type CardSession struct {
+	ID           string
+	StoreID      string
+	ClientSecret string
+	Customer     Customer
+	PageOrigins  []string
+	Status       CardSessionStatus
+	CardID       string
+	ExpiresAt    time.Time
+	CreatedAt    time.Time
+}
+
+// CardStatus is the status of a saved card.
+type CardStatus string
+
+// Card statuses.
+const (
+	CardActive      CardStatus = "active"
+	CardUnavailable CardStatus = "unavailable"
+)
+
+// Card is a saved card of a customer. The number and CVC never reach
+// storage; the cardholder name goes to the provider and is never stored.
+type Card struct {
+	ID            string
+	StoreID       string
+	CustomerID    string
+	CardSessionID string
+	ProviderToken string
+	Brand         string
+	Last4         string
+	ExpMonth      int
+	ExpYear       int
+	Status        CardStatus
+	CreatedAt     time.Time
+}
+
+// RefundStatus is the status of a refund (spec 3.2).
+type RefundStatus string
+
+// Refund statuses.
+const (
+	RefundPending   RefundStatus = "pending"
+	RefundFailed    RefundStatus = "failed"
+	RefundSucceeded RefundStatus = "succeeded"
+)
+
+// Refund returns the whole amount of a succeeded payment intent.
+type Refund struct {
+	ID              string
+	StoreID         string
+	PaymentIntentID string
+	Amount          int64
+	Currency        string
+	Reason          string
+	Metadata        map[string]string
+	Status          RefundStatus
+	// Attempts is the number of sends so far (at most 3).
+	Attempts       int
+	AttemptID      string
+	LastSentAt     time.Time
+	LastError      *LastError
+	ReconcileAt    time.Time
+	ReconcileCount int
+	SucceededAt    time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Version        int64
+}
+
+// EventType is the type of an event (spec 6.1).
+type EventType string
+
+// Event types.
+const (
+	EventCardCreated                EventType = "card.created"
+	EventPaymentIntentSucceeded     EventType = "payment_intent.succeeded"
+	EventPaymentIntentPaymentFailed EventType = "payment_intent.payment_failed"
+	EventPaymentIntentCanceled      EventType = "payment_intent.canceled"
+	EventRefundSucceeded            EventType = "refund.succeeded"
+	EventRefundFailed               EventType = "refund.failed"
+	EventWebhookTest                EventType = "webhook.test"
+)
+
+// EventTypes lists every event type, in the spec's order.
+var EventTypes = []EventType{
+	EventCardCreated,
+	EventPaymentIntentSucceeded,
+	EventPaymentIntentPaymentFailed,
+	EventPaymentIntentCanceled,
+	EventRefundSucceeded,
+	EventRefundFailed,
+	EventWebhookTest,
+}
+
+// ValidEventType reports whether t is one of [EventTypes].
+func ValidEventType(t string) bool {
+	for _, et := range EventTypes {
+		if string(et) == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is a change reported to the store. Body is the JSON envelope
+// (spec 2.1), serialised once at creation and sent byte for byte on every
+// delivery attempt.
+type Event struct {
+	ID        string
+	StoreID   string
+	Type      EventType
+	Body      json.RawMessage
+	CreatedAt time.Time
+	Delivery  Delivery
+}
+
+// DeliveryStatus is the state of an event's delivery to the store.
+type DeliveryStatus string
+
+// Delivery statuses.
+const (
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliverySucceeded DeliveryStatus = "succeeded"
+	DeliveryFailed    DeliveryStatus = "failed"
+)
+
+// DeliveryFailure says why the last attempt failed.
+type DeliveryFailure string
+
+// Delivery failures.
+const (
+	FailureTimeout         DeliveryFailure = "timeout"
+	FailureConnectionError DeliveryFailure = "connection_error"
+	FailureRedirect        DeliveryFailure = "redirect"
+	FailureHTTPStatus      DeliveryFailure = "http_status"
+	FailureTLSError        DeliveryFailure = "tls_error"
+)
+
+// Delivery is the delivery state of one event.
+type Delivery struct {
+	Status         DeliveryStatus
+	Attempts       int
+	LastAttemptAt  time.Time
+	NextAttemptAt  time.Time
+	LastStatusCode int
+	LastFailure    DeliveryFailure
+}

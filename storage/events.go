@@ -1,0 +1,95 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/keelpay/keelpay"
+)
+
+// EventListParams selects events for GET /v1/events.
+type EventListParams struct {
+	StoreID string
+	// Type, when set, keeps only events of that type.
+	Type keelpay.EventType
+	// Limit is the most events returned (1 to 100).
+	Limit int
+	// StartingAfter and EndingBefore are event ids (at most one is set):
+	// the page after (older than) or before (newer than) that event.
+	StartingAfter string
+	EndingBefore  string
+}
+
+// EventQueries writes events with their deliveries (the outbox) and reads
+// them back.
+type EventQueries interface {
+	// EventInsert adds an event and its pending delivery, due at once.
+	// Call it in the transaction of the change that the event reports.
+	EventInsert(ctx context.Context, e *keelpay.Event) error
+	// EventGet returns an event of a store with its delivery, or
+	// ErrNotFound.
+	EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error)
+	// EventList returns a page of a store's events, newest first, and
+	// whether there are more beyond it in the direction of travel. A
+	// cursor that is not an event of the store is ErrNotFound.
+	EventList(ctx context.Context, p EventListParams) (events []*keelpay.Event, hasMore bool, err error)
+}
+
+// DeliveryJob is a claimed delivery: what the dispatcher needs to make one
+// attempt. The webhook URL and secret are the store's current ones, read at
+// claim time, so an attempt after a rotation is signed with the new secret.
+type DeliveryJob struct {
+	EventID       string
+	StoreID       string
+	Type          keelpay.EventType
+	Body          []byte
+	Attempts      int // attempts made before this one
+	WebhookURL    string
+	WebhookSecret string
+	// LeaseToken identifies this claim; only its holder can record the
+	// attempt.
+	LeaseToken string
+}
+
+// DeliveryClaimParams says what to claim.
+type DeliveryClaimParams struct {
+	Now time.Time
+	// LeaseUntil is when the claim lapses: a delivery whose attempt was
+	// not recorded by then is due again (its process died).
+	LeaseUntil time.Time
+	// Limit is the most deliveries claimed.
+	Limit int
+	// PerStore is the most deliveries of one store leased at once, across
+	// every process, so that a slow receiver cannot take every worker.
+	PerStore int
+	// LeaseToken marks the claimed rows.
+	LeaseToken string
+}
+
+// DeliveryResult records one attempt.
+type DeliveryResult struct {
+	EventID    string
+	LeaseToken string
+	Delivery   keelpay.Delivery
+}
+
+// DeliveryQueries claims due deliveries and records their attempts.
+type DeliveryQueries interface {
+	// DeliveryClaimDue leases pending deliveries whose next attempt is due
+	// (and whose lease, if any, lapsed), oldest due first.
+	DeliveryClaimDue(ctx context.Context, p DeliveryClaimParams) ([]*DeliveryJob, error)
+	// DeliveryRecord stores attempt results and releases their leases. A
+	// result whose lease token no longer matches is ignored (another
+	// process claimed the delivery after the lease lapsed).
+	DeliveryRecord(ctx context.Context, results []DeliveryResult) error
+	// DeliveryRedeliver makes an event's delivery pending again, due at
+	// now, with a fresh attempt count; ErrNotFound when the store has no
+	// such event.
+	DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error)
+	// DeliveryNextDue returns when the earliest pending delivery is due
+	// (or its lease lapses), so the dispatcher can sleep until then; zero
+	// when none is pending.
+	DeliveryNextDue(ctx context.Context) (time.Time, error)
+	// DeliveryCounts returns how many deliveries are pending and failed.
+	DeliveryCounts(ctx context.Context) (pending, failed int, err error)
+}

@@ -1,0 +1,211 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
+	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
+
+func scanEvent(row interface{ Scan(...any) error }) (*keelpay.Event, error) {
+	var e keelpay.Event
+	var created, lastAt, nextAt int64
+	var body []byte
+	err := row.Scan(&e.ID, &e.StoreID, &e.Type, &body, &created,
+		&e.Delivery.Status, &e.Delivery.Attempts, &lastAt, &nextAt, &e.Delivery.LastStatusCode, &e.Delivery.LastFailure)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	e.Body = body
+	e.CreatedAt = fromMicros(created)
+	e.Delivery.LastAttemptAt = fromMicros(lastAt)
+	if e.Delivery.Status == keelpay.DeliveryPending {
+		e.Delivery.NextAttemptAt = fromMicros(nextAt)
+	}
+	return &e, nil
+}
+
+func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
+	return q.write(ctx, func(w querier) error {
+		if _, err := w.ExecContext(ctx, `INSERT INTO events (id, store_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)`,
+			e.ID, e.StoreID, e.Type, []byte(e.Body), micros(e.CreatedAt)); err != nil {
+			return mapErr(err)
+		}
+		e.Delivery = keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: e.CreatedAt}
+		_, err := w.ExecContext(ctx, `INSERT INTO deliveries (event_id, store_id, status, next_attempt_at) VALUES (?, ?, ?, ?)`,
+			e.ID, e.StoreID, keelpay.DeliveryPending, micros(e.CreatedAt))
+		return mapErr(err)
+	})
+}
+
+func (q *queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
+	return scanEvent(q.r.QueryRowContext(ctx, `SELECT `+eventColumns+`
+		FROM events e JOIN deliveries d ON d.event_id = e.id
+		WHERE e.store_id = ? AND e.id = ?`, storeID, id))
+}
+
+func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
+	var where strings.Builder
+	args := []any{p.StoreID}
+	where.WriteString("e.store_id = ?")
+	if p.Type != "" {
+		where.WriteString(" AND e.type = ?")
+		args = append(args, p.Type)
+	}
+	order := "DESC"
+	cursor := p.StartingAfter
+	if p.EndingBefore != "" {
+		order, cursor = "ASC", p.EndingBefore
+	}
+	if cursor != "" {
+		var seq int64
+		err := q.r.QueryRowContext(ctx, `SELECT seq FROM events WHERE store_id = ? AND id = ?`, p.StoreID, cursor).Scan(&seq)
+		if err != nil {
+			return nil, false, mapErr(err)
+		}
+		if order == "DESC" {
+			where.WriteString(" AND e.seq < ?")
+		} else {
+			where.WriteString(" AND e.seq > ?")
+		}
+		args = append(args, seq)
+	}
+	args = append(args, p.Limit+1)
+	rows, err := q.r.QueryContext(ctx, `SELECT `+eventColumns+`
+		FROM events e JOIN deliveries d ON d.event_id = e.id
+		WHERE `+where.String()+` ORDER BY e.seq `+order+` LIMIT ?`, args...)
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	events, err := collect(rows, scanEvent)
+	if err != nil {
+		return nil, false, err
+	}
+	hasMore := len(events) > p.Limit
+	if hasMore {
+		events = events[:p.Limit]
+	}
+	if order == "ASC" {
+		slices.Reverse(events)
+	}
+	return events, hasMore, nil
+}
+
+// collect scans every row with scan and closes rows.
+func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, mapErr(rows.Err())
+}
+
+func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
+	var jobs []*storage.DeliveryJob
+	err := q.write(ctx, func(w querier) error {
+		now := micros(p.Now)
+		// Each store gets at most PerStore leases at once, counting the
+		// ones already out, so one slow receiver cannot take every worker.
+		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_until = ?
+			WHERE event_id IN (
+				WITH leased AS (
+					SELECT store_id, count(*) AS n FROM deliveries
+					WHERE lease_token <> '' AND lease_until > ? AND status = 'pending'
+					GROUP BY store_id
+				), due AS (
+					SELECT event_id, store_id, next_attempt_at,
+						row_number() OVER (PARTITION BY store_id ORDER BY next_attempt_at, event_id) AS rn
+					FROM deliveries
+					WHERE status = 'pending' AND next_attempt_at <= ? AND lease_until <= ?
+				)
+				SELECT due.event_id FROM due LEFT JOIN leased ON leased.store_id = due.store_id
+				WHERE due.rn <= ? - coalesce(leased.n, 0)
+				ORDER BY due.next_attempt_at, due.event_id
+				LIMIT ?
+			)`, p.LeaseToken, micros(p.LeaseUntil), now, now, now, p.PerStore, p.Limit)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			jobs = nil
+			return mapErr(err)
+		}
+		rows, err := w.QueryContext(ctx, `SELECT e.id, e.store_id, e.type, e.body, d.attempts, s.webhook_url, s.webhook_secret
+			FROM deliveries d JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
+			WHERE d.lease_token = ? ORDER BY d.next_attempt_at, d.event_id`, p.LeaseToken)
+		if err != nil {
+			return mapErr(err)
+		}
+		jobs, err = collect(rows, func(row interface{ Scan(...any) error }) (*storage.DeliveryJob, error) {
+			j := &storage.DeliveryJob{LeaseToken: p.LeaseToken}
+			err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret)
+			return j, mapErr(err)
+		})
+		return err
+	})
+	return jobs, err
+}
+
+func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {
+	return q.write(ctx, func(w querier) error {
+		for _, r := range results {
+			d := r.Delivery
+			_, err := w.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
+				next_attempt_at = ?, last_status_code = ?, last_failure = ?, lease_token = '', lease_until = 0
+				WHERE event_id = ? AND lease_token = ?`,
+				d.Status, d.Attempts, micros(d.LastAttemptAt), micros(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
+				r.EventID, r.LeaseToken)
+			if err != nil {
+				return mapErr(err)
+			}
+		}
+		return nil
+	})
+}
+
+func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
+	var e *keelpay.Event
+	err := q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
+			lease_token = '', lease_until = 0 WHERE event_id = ? AND store_id = ?`, micros(now), eventID, storeID)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return mapErr(err)
+		} else if n == 0 {
+			return storage.ErrNotFound
+		}
+		e, err = scanEvent(w.QueryRowContext(ctx, `SELECT `+eventColumns+`
+			FROM events e JOIN deliveries d ON d.event_id = e.id WHERE e.id = ?`, eventID))
+		return err
+	})
+	return e, err
+}
+
+func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
+	var next sql.NullInt64
+	err := q.r.QueryRowContext(ctx, `SELECT min(max(next_attempt_at, lease_until)) FROM deliveries WHERE status = 'pending'`).Scan(&next)
+	if err != nil || !next.Valid {
+		return time.Time{}, mapErr(err)
+	}
+	return fromMicros(next.Int64), nil
+}
+
+func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
+	err = q.r.QueryRowContext(ctx, `SELECT
+		coalesce(sum(status = 'pending'), 0), coalesce(sum(status = 'failed'), 0) FROM deliveries`).Scan(&pending, &failed)
+	return pending, failed, mapErr(err)
+}

@@ -1,0 +1,377 @@
+// Package sqlite is the keelpay storage adapter for an embedded SQLite file
+// (modernc.org/sqlite, no cgo).
+//
+// The file is opened in WAL mode with synchronous=FULL, so a committed
+// payment survives a power cut. Writes go through one connection owned by
+// one goroutine that commits the transactions waiting for it together
+// (group commit: each keeps its own savepoint, all share one fsync); reads
+// use a separate pool and never wait behind writes.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/keelpay/keelpay/storage"
+)
+
+//go:embed migration/*.sql
+var migrations embed.FS
+
+// Config configures Open. The zero value of every field but Path is its
+// default.
+type Config struct {
+	// BusyTimeout is how long a connection waits for a lock held by
+	// another process. Default BusyTimeoutDefault.
+	BusyTimeout time.Duration
+	// MaxBatch is the most transactions committed together. Default
+	// MaxBatchDefault.
+	MaxBatch int
+	// Path is the database file. Required.
+	Path string
+	// Readers is the size of the reader pool. Default
+	// max(4, 2*GOMAXPROCS).
+	Readers int
+}
+
+// Defaults of Config.
+const (
+	BusyTimeoutDefault = 5 * time.Second
+	MaxBatchDefault    = 256
+)
+
+// WithDefaults returns a copy of c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	if c.BusyTimeout <= 0 {
+		c.BusyTimeout = BusyTimeoutDefault
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = MaxBatchDefault
+	}
+	if c.Readers <= 0 {
+		c.Readers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	return c
+}
+
+// DB is an open SQLite database. It implements [storage.Storage].
+type DB struct {
+	*queries // the executor outside a transaction
+
+	w       *sql.DB
+	r       *sql.DB
+	cfg     Config
+	reqs    chan *txRequest
+	closing chan struct{}
+	done    chan struct{}
+	once    sync.Once
+}
+
+var _ storage.Storage = (*DB)(nil)
+
+// ErrClosed is returned by WithTx after Close.
+var ErrClosed = errors.New("sqlite: database closed")
+
+// Open opens (creating if needed) the database file and applies the
+// migrations it has not seen.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.Path == "" {
+		return nil, errors.New("sqlite: Config.Path is required")
+	}
+	w, err := sql.Open("sqlite", dsn(cfg, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open writer: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", dsn(cfg, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open readers: %w", err)
+	}
+	r.SetMaxOpenConns(cfg.Readers)
+	r.SetMaxIdleConns(cfg.Readers)
+	r.SetConnMaxIdleTime(0)
+	db := &DB{
+		w:       w,
+		r:       r,
+		cfg:     cfg,
+		reqs:    make(chan *txRequest),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	db.queries = &queries{db: db, r: r}
+	go db.writeLoop()
+	return db, nil
+}
+
+func dsn(cfg Config, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + cfg.Path + "?" + q.Encode()
+}
+
+// Close waits for the transactions already handed to the writer, then
+// closes the database.
+func (db *DB) Close() error {
+	db.once.Do(func() { close(db.closing) })
+	<-db.done
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+func migrate(ctx context.Context, w *sql.DB) error {
+	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
+		return fmt.Errorf("sqlite: migrations table: %w", mapErr(err))
+	}
+	names, err := fs.Glob(migrations, "migration/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		version, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("sqlite: migration %s: bad number", name)
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := applyMigration(ctx, w, version, string(body)); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, w *sql.DB, version int, body string) error {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		return mapErr(err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return mapErr(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
+		version, time.Now().UTC().UnixMicro()); err != nil {
+		return mapErr(err)
+	}
+	return mapErr(tx.Commit())
+}
+
+// mapErr is the one place that looks at driver errors: it maps them to the
+// storage sentinels, wrapping so the detail stays in logs.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return storage.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %v", storage.ErrDuplicate, err)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_BUSY_SNAPSHOT, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%w: %v", storage.ErrConflict, err)
+		}
+	}
+	return err
+}
+
+// txRequest is one WithTx call waiting for the writer.
+type txRequest struct {
+	ctx  context.Context
+	fn   func(context.Context, storage.Executor) error
+	err  error
+	pan  any
+	done chan struct{}
+}
+
+// WithTx runs fn in a transaction on the writer. Transactions that arrive
+// while another commits are committed together: each runs inside its own
+// savepoint, so one that fails rolls back alone, and all share one fsync.
+// Once fn started, WithTx waits for the commit even if ctx is canceled, so
+// that a nil error always means committed and an error always means not.
+func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storage.Executor) error) error {
+	req := &txRequest{ctx: ctx, fn: fn, done: make(chan struct{})}
+	select {
+	case db.reqs <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.closing:
+		return ErrClosed
+	}
+	<-req.done
+	if req.pan != nil {
+		panic(req.pan)
+	}
+	return req.err
+}
+
+func (db *DB) writeLoop() {
+	defer close(db.done)
+	batch := make([]*txRequest, 0, db.cfg.MaxBatch)
+	for {
+		select {
+		case req := <-db.reqs:
+			batch = append(batch[:0], req)
+		case <-db.closing:
+			return
+		}
+	drain:
+		for len(batch) < db.cfg.MaxBatch {
+			select {
+			case req := <-db.reqs:
+				batch = append(batch, req)
+			default:
+				break drain
+			}
+		}
+		db.commitBatch(batch)
+	}
+}
+
+func (db *DB) commitBatch(batch []*txRequest) {
+	// The batch ignores its callers' cancellations: an interrupted
+	// statement would roll back every transaction of the batch.
+	ctx := context.Background()
+	finish := func(err error) {
+		for _, req := range batch {
+			if req.err == nil && req.pan == nil {
+				req.err = err
+			}
+			close(req.done)
+		}
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		finish(mapErr(err))
+		return
+	}
+	ok := 0
+	for _, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			req.err = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT tx"); err != nil {
+			req.err = mapErr(err)
+			continue
+		}
+		q := &queries{db: db, r: tx, w: tx}
+		req.err, req.pan = runFn(context.WithoutCancel(req.ctx), q, req.fn)
+		if req.err != nil || req.pan != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO tx"); err != nil {
+				// The transaction is unusable; fail the whole batch.
+				_ = tx.Rollback()
+				finish(mapErr(err))
+				return
+			}
+		} else {
+			ok++
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE tx"); err != nil {
+			_ = tx.Rollback()
+			finish(mapErr(err))
+			return
+		}
+	}
+	if ok == 0 {
+		finish(mapErr(tx.Rollback()))
+		return
+	}
+	finish(mapErr(tx.Commit()))
+}
+
+func runFn(ctx context.Context, q *queries, fn func(context.Context, storage.Executor) error) (err error, pan any) {
+	defer func() {
+		if p := recover(); p != nil {
+			pan = p
+		}
+	}()
+	return fn(ctx, q), nil
+}
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// queries implements storage.Executor. Outside a transaction r is the
+// reader pool and w is nil: writes then run in a transaction of their own
+// through write. Inside one, both are the transaction.
+type queries struct {
+	db *DB
+	r  querier
+	w  querier
+}
+
+// write runs fn with a writable querier: the current transaction, or a new
+// one.
+func (q *queries) write(ctx context.Context, fn func(w querier) error) error {
+	if q.w != nil {
+		return fn(q.w)
+	}
+	return q.db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		return fn(tx.(*queries).w)
+	})
+}
+
+// micros stores a time as unix microseconds; the zero time is 0.
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// fromMicros is the inverse of micros, in UTC.
+func fromMicros(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(n).UTC()
+}

@@ -1,0 +1,57 @@
+// Package storage is the persistence contract of keelpay: one flat list of
+// Noun+Verb methods ([Executor]) that works the same inside and outside a
+// transaction, and the sentinel errors every adapter maps its driver's
+// errors to.
+//
+// Adapters live in their own packages (storage/sqlite, storage/postgres) and
+// prove themselves with the conformance suite in storage/storagetest:
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storage.Storage { return openMyStore(t) })
+//	}
+//
+// Every method that reads an object of a store takes the store id, so an
+// object of another store is simply not found (ARCHITECTURE invariant 5).
+// Times are kept to the microsecond, in UTC; the zero time stays zero.
+package storage
+
+import (
+	"context"
+	"errors"
+)
+
+// Sentinel errors. Adapters wrap them; callers test with errors.Is.
+var (
+	// ErrNotFound: no such row (for the store asked about).
+	ErrNotFound = errors.New("storage: not found")
+	// ErrDuplicate: a unique key already exists.
+	ErrDuplicate = errors.New("storage: duplicate")
+	// ErrConflict: the row changed since it was read (version mismatch),
+	// or the database could not serialise the transaction. A caller may
+	// read again and retry.
+	ErrConflict = errors.New("storage: conflict")
+)
+
+// Storage is an open database.
+type Storage interface {
+	Executor
+
+	// WithTx runs fn in one transaction and commits it when fn returns
+	// nil. fn must only talk to the database through tx: it may be run
+	// again after a serialisation failure, so it must not call the
+	// provider, send anything or change memory outside the transaction.
+	// An error from fn rolls the transaction back and is returned as is.
+	WithTx(ctx context.Context, fn func(ctx context.Context, tx Executor) error) error
+
+	// Close releases the database.
+	Close() error
+}
+
+// Executor is every query keelpay makes. Outside a transaction each call
+// is its own transaction.
+type Executor interface {
+	StoreQueries
+	RateLimitQueries
+	EventQueries
+	DeliveryQueries
+}

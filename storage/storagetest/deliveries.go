@@ -1,0 +1,158 @@
+package storagetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+func testDeliveries(t *testing.T, newStorage NewStorage) {
+	ctx := context.Background()
+
+	t.Run("ClaimRecordRetry", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		e := NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)
+		require.NoError(t, db.EventInsert(ctx, e))
+
+		next, err := db.DeliveryNextDue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, t0, next)
+
+		p := claimParams(t0, 10)
+		jobs, err := db.DeliveryClaimDue(ctx, p)
+		require.NoError(t, err)
+		want := []*storage.DeliveryJob{{
+			EventID: e.ID, StoreID: s.ID, Type: e.Type, Body: e.Body, Attempts: 0,
+			WebhookURL: s.WebhookURL, WebhookSecret: s.WebhookSecret, LeaseToken: p.LeaseToken,
+		}}
+		if diff := cmp.Diff(want, jobs); diff != "" {
+			t.Fatalf("claim (-want +got):\n%s", diff)
+		}
+		// Leased: not claimable again until the lease lapses.
+		again, err := db.DeliveryClaimDue(ctx, claimParams(t0, 10))
+		require.NoError(t, err)
+		require.Empty(t, again)
+		next, err = db.DeliveryNextDue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, p.LeaseUntil, next)
+
+		failed := keelpay.Delivery{
+			Status: keelpay.DeliveryPending, Attempts: 1, LastAttemptAt: t0, NextAttemptAt: t0.Add(time.Minute),
+			LastStatusCode: 500, LastFailure: keelpay.FailureHTTPStatus,
+		}
+		require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: p.LeaseToken, Delivery: failed}}))
+		got, err := db.EventGet(ctx, s.ID, e.ID)
+		require.NoError(t, err)
+		if diff := cmp.Diff(failed, got.Delivery); diff != "" {
+			t.Errorf("delivery after a failure (-want +got):\n%s", diff)
+		}
+		// Not due before its next attempt; due at it.
+		jobs, err = db.DeliveryClaimDue(ctx, claimParams(t0.Add(59*time.Second), 10))
+		require.NoError(t, err)
+		require.Empty(t, jobs)
+		p2 := claimParams(t0.Add(time.Minute), 10)
+		jobs, err = db.DeliveryClaimDue(ctx, p2)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		require.Equal(t, 1, jobs[0].Attempts)
+
+		ok := keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 2, LastAttemptAt: p2.Now, LastStatusCode: 204}
+		require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: p2.LeaseToken, Delivery: ok}}))
+		got, err = db.EventGet(ctx, s.ID, e.ID)
+		require.NoError(t, err)
+		if diff := cmp.Diff(ok, got.Delivery); diff != "" {
+			t.Errorf("delivery after success (-want +got):\n%s", diff)
+		}
+		next, err = db.DeliveryNextDue(ctx)
+		require.NoError(t, err)
+		require.True(t, next.IsZero())
+	})
+
+	t.Run("LapsedLeaseIsClaimedAgainAndStaleRecordIgnored", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		e := NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)
+		require.NoError(t, db.EventInsert(ctx, e))
+		dead := claimParams(t0, 10) // this process dies mid-attempt
+		jobs, err := db.DeliveryClaimDue(ctx, dead)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+
+		live := claimParams(dead.LeaseUntil, 10)
+		jobs, err = db.DeliveryClaimDue(ctx, live)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+
+		// The dead process's late record is ignored.
+		late := keelpay.Delivery{Status: keelpay.DeliveryFailed, Attempts: 7, LastAttemptAt: t0}
+		require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: dead.LeaseToken, Delivery: late}}))
+		got, err := db.EventGet(ctx, s.ID, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, keelpay.DeliveryPending, got.Delivery.Status)
+		require.Zero(t, got.Delivery.Attempts)
+	})
+
+	t.Run("PerStoreCap", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		slow, fast := insertStore(t, db), insertStore(t, db)
+		for range 10 {
+			require.NoError(t, db.EventInsert(ctx, NewEventRecord(slow.ID, keelpay.EventWebhookTest, t0)))
+		}
+		require.NoError(t, db.EventInsert(ctx, NewEventRecord(fast.ID, keelpay.EventWebhookTest, t0.Add(time.Second))))
+		p := claimParams(t0.Add(time.Second), 100)
+		p.PerStore = 3
+		jobs, err := db.DeliveryClaimDue(ctx, p)
+		require.NoError(t, err)
+		count := map[string]int{}
+		for _, j := range jobs {
+			count[j.StoreID]++
+		}
+		require.Equal(t, map[string]int{slow.ID: 3, fast.ID: 1}, count)
+		// The slow store's three leases still count in the next claim.
+		p2 := claimParams(t0.Add(time.Second), 100)
+		p2.PerStore = 3
+		jobs, err = db.DeliveryClaimDue(ctx, p2)
+		require.NoError(t, err)
+		require.Empty(t, jobs)
+	})
+
+	t.Run("RedeliverAndCounts", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		e := NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)
+		require.NoError(t, db.EventInsert(ctx, e))
+		p := claimParams(t0, 10)
+		_, err := db.DeliveryClaimDue(ctx, p)
+		require.NoError(t, err)
+		failed := keelpay.Delivery{Status: keelpay.DeliveryFailed, Attempts: 7, LastAttemptAt: t0, LastStatusCode: 500, LastFailure: keelpay.FailureHTTPStatus}
+		require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: p.LeaseToken, Delivery: failed}}))
+		pending, nfailed, err := db.DeliveryCounts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, [2]int{0, 1}, [2]int{pending, nfailed})
+
+		later := t0.Add(48 * time.Hour)
+		got, err := db.DeliveryRedeliver(ctx, s.ID, e.ID, later)
+		require.NoError(t, err)
+		require.Equal(t, keelpay.DeliveryPending, got.Delivery.Status)
+		require.Zero(t, got.Delivery.Attempts)
+		require.Equal(t, later, got.Delivery.NextAttemptAt)
+		pending, nfailed, err = db.DeliveryCounts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, [2]int{1, 0}, [2]int{pending, nfailed})
+
+		other := insertStore(t, db)
+		_, err = db.DeliveryRedeliver(ctx, other.ID, e.ID, later)
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	})
+}
