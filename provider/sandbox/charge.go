@@ -1,0 +1,222 @@
+package sandbox
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/provider"
+)
+
+// charge is one charge attempt. res holds its outcome except the action URL,
+// which follows the current base URL.
+type charge struct {
+	key  attempt
+	res  provider.ChargeResult
+	card *card // nil when refused before a card was found
+	// challengeID is set for a 3D Secure charge.
+	challengeID string
+	// deadline is when a pending outcome resolves or an open challenge
+	// expires.
+	deadline time.Time
+	made     int     // charges made with this attempt: 0 or 1
+	refund   *refund // the refund that returned or is returning the money
+}
+
+// Charge charges a saved or a new card once per merchant and attempt id; a
+// repeated call returns the stored outcome, brought up to the clock. A
+// missing merchant or attempt id is [provider.KindInvalidRequest]; every
+// other refusal is a failed charge. NewCard.MerchantID is not used: the card
+// is saved for r.MerchantID.
+func (s *Sandbox) Charge(_ context.Context, r provider.ChargeRequest) (*provider.ChargeResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refuseWork(); err != nil {
+		return nil, err
+	}
+	if r.MerchantID == "" || r.AttemptID == "" {
+		return nil, invalidRequest("a merchant id and an attempt id are required")
+	}
+	now := s.clock.Now()
+	key := attempt{r.MerchantID, r.AttemptID}
+	c, ok := s.charges[key]
+	if !ok {
+		c = s.newCharge(key, r, now)
+		s.charges[key] = c
+	}
+	s.settleCharge(c, now)
+	if c.res.Status == provider.ChargePending {
+		return nil, outcomeUnknown("the charge timed out")
+	}
+	return s.chargeResult(c), nil
+}
+
+func (s *Sandbox) newCharge(key attempt, r provider.ChargeRequest, now time.Time) *charge {
+	c := &charge{key: key, res: provider.ChargeResult{Amount: r.Amount, Currency: r.Currency}}
+	switch {
+	case r.Amount <= 0 || !isCurrency(r.Currency):
+		return c.fail(provider.FailureInvalidRequest, "", "The amount or currency is not valid.")
+	case (r.CardToken == "") == (r.NewCard == nil):
+		return c.fail(provider.FailureInvalidRequest, "", "Give either a card token or a new card.")
+	case r.NewCard != nil:
+		card, msg := s.tokenise(key.merchantID, *r.NewCard)
+		if card == nil {
+			return c.fail(provider.FailureCardRejected, "", msg)
+		}
+		c.card = card
+	default:
+		card := s.cards[r.CardToken]
+		if card == nil || card.merchantID != key.merchantID {
+			return c.fail(provider.FailureInvalidRequest, "", "The card token is not known for this merchant.")
+		}
+		c.card = card
+		if card.behavior == unavailable {
+			c.res.Card = &card.saved
+			return c.fail(provider.FailureCardUnavailable, "", "The saved card can no longer be charged.")
+		}
+	}
+	saved := c.card.saved
+	c.res.Card = &saved
+	switch c.card.behavior {
+	case declined:
+		c.fail(provider.FailureCardDeclined, provider.DeclineGeneric, "The card was declined.")
+	case insufficientFunds:
+		c.fail(provider.FailureCardDeclined, provider.DeclineInsufficientFunds, "The card has insufficient funds.")
+	case billingRequired:
+		if r.Billing == nil || r.Billing.Country == "" {
+			c.fail(provider.FailureBillingRequired, "", "The card needs a billing address.")
+		} else {
+			s.succeed(c)
+		}
+	case providerError:
+		c.fail(provider.FailureProviderError, "", "The provider could not process the charge.")
+	case threeDSecure:
+		c.res.Status = provider.ChargeRequiresAction
+		c.challengeID = keelpay.NewID("3ds_")
+		c.deadline = now.Add(ChallengeTimeout)
+		s.challenges[c.challengeID] = c
+	case unknownSucceeds, unknownDeclined:
+		c.res.Status = provider.ChargePending
+		c.deadline = now.Add(ResolveAfter)
+	default:
+		s.succeed(c)
+	}
+	return c
+}
+
+// isCurrency reports whether code looks like an upper-case ISO 4217 code.
+func isCurrency(code string) bool {
+	return len(code) == 3 && strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
+}
+
+func (c *charge) fail(code provider.FailureCode, declineCode, msg string) *charge {
+	c.res.Status = provider.ChargeFailed
+	c.res.Failure = &provider.Failure{Code: code, DeclineCode: declineCode, Message: msg}
+	return c
+}
+
+// succeed makes the charge: it takes the money, as the card says.
+func (s *Sandbox) succeed(c *charge) {
+	c.res.Status = provider.ChargeSucceeded
+	c.res.AuthorizationCode = strings.ToUpper(keelpay.NewID("")[:6])
+	c.res.OrderID = keelpay.NewID("ord_")
+	switch c.card.behavior {
+	case noOrderID:
+		c.res.OrderID = ""
+	case currencyMismatch:
+		if c.res.Currency == "EUR" {
+			c.res.Currency = "USD"
+		} else {
+			c.res.Currency = "EUR"
+		}
+	case amountMismatch:
+		c.res.Amount++
+	}
+	c.made++
+	s.charged++
+	if c.res.Voided { // voided while its outcome was unknown
+		s.voided++
+	}
+}
+
+// settleCharge resolves an unknown outcome or expires a challenge once its
+// deadline has passed.
+func (s *Sandbox) settleCharge(c *charge, now time.Time) {
+	if now.Before(c.deadline) {
+		return
+	}
+	switch {
+	case c.res.Status == provider.ChargeRequiresAction:
+		c.fail(provider.FailureAuthenticationExpired, "", "3D Secure was not answered in time.")
+	case c.res.Status == provider.ChargePending && c.card.behavior == unknownSucceeds:
+		s.succeed(c)
+	case c.res.Status == provider.ChargePending:
+		c.fail(provider.FailureCardDeclined, provider.DeclineGeneric, "The card was declined.")
+	}
+}
+
+// chargeResult returns a copy of c's outcome that the caller may keep.
+func (s *Sandbox) chargeResult(c *charge) *provider.ChargeResult {
+	res := c.res
+	if res.Status == provider.ChargeRequiresAction {
+		res.ActionURL = s.baseURL + challengePath + c.challengeID
+	}
+	if res.Failure != nil {
+		f := *res.Failure
+		res.Failure = &f
+	}
+	if res.Card != nil {
+		card := *res.Card
+		res.Card = &card
+	}
+	return &res
+}
+
+// LookupCharge returns the outcome of the attempt: [provider.ChargePending]
+// until an unknown outcome resolves, [provider.ChargeRequiresAction] while a
+// challenge is open.
+func (s *Sandbox) LookupCharge(_ context.Context, merchantID, attemptID string) (*provider.ChargeResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refuseLookup(); err != nil {
+		return nil, err
+	}
+	c, ok := s.charges[attempt{merchantID, attemptID}]
+	if !ok {
+		return nil, provider.ErrUnknownAttempt
+	}
+	s.settleCharge(c, s.clock.Now())
+	return s.chargeResult(c), nil
+}
+
+// Void makes sure no money stays charged for the attempt: a charge made is
+// voided; an open challenge is closed and the charge fails with
+// authentication_failed; a pending outcome is voided as soon as it resolves
+// as succeeded. A failed charge is left as it is. Voiding again does
+// nothing.
+func (s *Sandbox) Void(_ context.Context, merchantID, attemptID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refuseWork(); err != nil {
+		return err
+	}
+	c, ok := s.charges[attempt{merchantID, attemptID}]
+	if !ok {
+		return provider.ErrUnknownAttempt
+	}
+	s.settleCharge(c, s.clock.Now())
+	if c.res.Voided {
+		return nil
+	}
+	switch c.res.Status {
+	case provider.ChargeSucceeded:
+		s.voided++
+	case provider.ChargeRequiresAction:
+		c.fail(provider.FailureAuthenticationFailed, "", "The charge was canceled before 3D Secure was answered.")
+	case provider.ChargeFailed:
+		return nil
+	}
+	c.res.Voided = true
+	return nil
+}

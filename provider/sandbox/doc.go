@@ -1,0 +1,57 @@
+// Package sandbox is a complete in-process payment provider: it implements
+// [provider.Provider] with test cards and test applications, serves its own
+// 3D Secure page, and keeps everything in memory. The reference server uses
+// it by default; the library's tests use it to drive every path of a payment.
+//
+//	clock := keelpaytest.NewClock(time.Now())
+//	sb := sandbox.New(sandbox.Config{Clock: clock, BaseURL: "http://127.0.0.1:8080"})
+//	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+//
+// # Applications
+//
+// CheckApplication accepts any client id "app_" followed by letters, digits
+// and "_", with the client secret "secret_" and the same suffix (compared in
+// constant time); anything else is [provider.KindInvalidCredentials]. The
+// merchant id is "merch_" and the suffix, so a repeated setup finds the same
+// merchant. Parts of the client id, each followed by "_" or the end, choose
+// the outcome once the secret matched:
+//
+//	_unavailable      KindUnavailable, RetryAfter 30s
+//	_not_found        KindAppNotFound
+//	_cert_mismatch    KindCertificateMismatch
+//	_access_pending   KindAccessPending, RetryAfter 60s
+//	_missing_roles    KindMissingRoles, MissingRoles ["payments", "refunds"]
+//	_usd, _gbp        the merchant's currency (otherwise EUR)
+//
+// When several outcome parts appear, the first in this list wins; _usd wins
+// over _gbp. [Sandbox.SetApplication] sets the same for any client id.
+// [Sandbox.SetUnavailable] and [Sandbox.SetAccessPending] switch the whole
+// provider off (or its access to pending) for every call.
+//
+// # Cards
+//
+// The test cards are the Card constants ([CardVisa], [CardThreeDSecure],
+// [CardOutcomeUnknown], ...). A card charged as a new card is tokenised
+// first, so [CardRejected] is a failed charge with card_rejected there and a
+// [provider.KindCardRejected] error from SaveCard. [CardUnavailable] fails
+// only when charged as a saved card.
+//
+// # Attempts and time
+//
+// Every charge and refund is kept by merchant and attempt id, and a repeated
+// call returns the stored outcome: [Sandbox.Charges], [Sandbox.ChargeCount],
+// [Sandbox.Voids] and [Sandbox.Refunds] count the money that actually moved.
+// Time is the configured clock's: unknown outcomes resolve [ResolveAfter]
+// after the attempt, when they are next looked at; a 3D Secure challenge
+// expires [ChallengeTimeout] after the charge.
+//
+// # 3D Secure
+//
+// A charge of [CardThreeDSecure] returns [provider.ChargeRequiresAction] with
+// an ActionURL of BaseURL + "/sandbox/3ds/" + the challenge id, served by
+// [Sandbox.ChallengeHandler]. The page shows the amount and the merchant and
+// a Complete and a Fail button; [Sandbox.AnswerChallenge] does the same from
+// Go. After an answer the sandbox calls the [provider.NotifyFunc] set with
+// [Sandbox.SetNotifier]; the service then looks the charge up. Unknown
+// outcomes do not notify: the service polls for them.
+package sandbox
