@@ -1,0 +1,152 @@
+// Package webhookstest provides a receiver for tests of code that delivers
+// webhooks: a [Recorder] is an HTTP server that verifies every delivery with
+// [webhooks.Verifier], records it and answers as the test tells it to.
+//
+//	rec := webhookstest.NewRecorder(t, secret)
+//	// ... configure the sender with rec.URL() and trigger an event ...
+//	d := rec.Wait(t, 1)[0]
+//	require.NoError(t, d.Err)
+package webhookstest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/keelpay/keelpay/webhooks"
+)
+
+// WaitTimeout is how long [Recorder.Wait] waits before it fails the test.
+const WaitTimeout = 10 * time.Second
+
+// Delivery is one request the [Recorder] received.
+type Delivery struct {
+	Body     []byte
+	Err      error // why the body could not be read or verified; nil for a valid delivery
+	Header   http.Header
+	Method   string
+	Received time.Time
+}
+
+// Event decodes the body as an event envelope.
+func (d Delivery) Event() (webhooks.Event, error) {
+	var e webhooks.Event
+	err := json.Unmarshal(d.Body, &e)
+	return e, err
+}
+
+// Recorder is a webhook receiver for tests. It is safe for concurrent use.
+type Recorder struct {
+	srv      *httptest.Server
+	verifier *webhooks.Verifier
+
+	mu         sync.Mutex
+	arrived    chan struct{} // closed and replaced on every delivery
+	deliveries []Delivery
+	responder  http.HandlerFunc
+	status     int
+}
+
+// NewRecorder starts a Recorder verifying with secret and opts (for example
+// [webhooks.WithClock] when the sender runs on a fake clock). It is closed
+// when the test ends.
+//
+// By default it answers 204 to a delivery with a valid signature and 400 to
+// any other request, like the reference receiver of spec 6.4.
+func NewRecorder(t testing.TB, secret string, opts ...webhooks.Option) *Recorder {
+	t.Helper()
+	v, err := webhooks.NewVerifier([]string{secret}, opts...)
+	if err != nil {
+		t.Fatalf("webhookstest: %v", err)
+	}
+	r := &Recorder{verifier: v, arrived: make(chan struct{}), status: http.StatusNoContent}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// URL returns the address to deliver to.
+func (r *Recorder) URL() string { return r.srv.URL }
+
+// SetStatus sets the status answered to valid deliveries from now on.
+func (r *Recorder) SetStatus(code int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = code
+}
+
+// SetResponder makes fn answer every request from now on, after it has been
+// recorded; nil restores the default answers. A responder that blocks, to make
+// the sender time out, should return when req.Context() is done, which
+// [Recorder.Close] ensures.
+func (r *Recorder) SetResponder(fn func(w http.ResponseWriter, req *http.Request)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.responder = fn
+}
+
+// Deliveries returns the deliveries received so far, oldest first.
+func (r *Recorder) Deliveries() []Delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.deliveries)
+}
+
+// Wait waits until at least n deliveries have arrived and returns them all.
+// It fails the test after [WaitTimeout]; call it from the test's goroutine.
+func (r *Recorder) Wait(t testing.TB, n int) []Delivery {
+	t.Helper()
+	timeout := time.NewTimer(WaitTimeout)
+	defer timeout.Stop()
+	for {
+		r.mu.Lock()
+		if len(r.deliveries) >= n {
+			d := slices.Clone(r.deliveries)
+			r.mu.Unlock()
+			return d
+		}
+		arrived, got := r.arrived, len(r.deliveries)
+		r.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-timeout.C:
+			t.Fatalf("webhookstest: %d deliveries after %v, want %d", got, WaitTimeout, n)
+		}
+	}
+}
+
+// Close stops the server, cutting off requests still being answered. It is
+// called when the test ends; calling it again does nothing.
+func (r *Recorder) Close() {
+	r.srv.CloseClientConnections()
+	r.srv.Close()
+}
+
+func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
+	d := Delivery{Header: req.Header.Clone(), Method: req.Method, Received: time.Now()}
+	d.Body, d.Err = io.ReadAll(req.Body)
+	if d.Err == nil {
+		d.Err = r.verifier.Verify(d.Body, req.Header)
+	}
+
+	r.mu.Lock()
+	r.deliveries = append(r.deliveries, d)
+	close(r.arrived)
+	r.arrived = make(chan struct{})
+	responder, status := r.responder, r.status
+	r.mu.Unlock()
+
+	switch {
+	case responder != nil:
+		responder(w, req)
+	case d.Err != nil:
+		http.Error(w, d.Err.Error(), http.StatusBadRequest)
+	default:
+		w.WriteHeader(status)
+	}
+}
