@@ -54,4 +54,6 @@ type Executor interface {
 	RateLimitQueries
 	EventQueries
 	DeliveryQueries
+	PaymentQueries
+	IdempotencyQueries
 }

@@ -300,7 +300,7 @@ func (db *DB) commitBatch(batch []*txRequest) {
 			continue
 		}
 		q := &queries{db: db, r: tx, w: tx}
-		req.err, req.pan = runFn(context.WithoutCancel(req.ctx), q, req.fn)
+		req.pan, req.err = runFn(context.WithoutCancel(req.ctx), q, req.fn)
 		if req.err != nil || req.pan != nil {
 			if _, err := tx.ExecContext(ctx, "ROLLBACK TO tx"); err != nil {
 				// The transaction is unusable; fail the whole batch.
@@ -324,13 +324,13 @@ func (db *DB) commitBatch(batch []*txRequest) {
 	finish(mapErr(tx.Commit()))
 }
 
-func runFn(ctx context.Context, q *queries, fn func(context.Context, storage.Executor) error) (err error, pan any) {
+func runFn(ctx context.Context, q *queries, fn func(context.Context, storage.Executor) error) (pan any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			pan = p
 		}
 	}()
-	return fn(ctx, q), nil
+	return nil, fn(ctx, q)
 }
 
 // querier is what *sql.DB and *sql.Tx have in common.

@@ -29,11 +29,13 @@ type NewStorage func(t *testing.T) storage.Storage
 func Run(t *testing.T, newStorage NewStorage) {
 	t.Helper()
 	tests := map[string]func(*testing.T, NewStorage){
-		"Stores":     testStores,
-		"RateLimit":  testRateLimit,
-		"Tx":         testTx,
-		"Events":     testEvents,
-		"Deliveries": testDeliveries,
+		"Stores":      testStores,
+		"RateLimit":   testRateLimit,
+		"Tx":          testTx,
+		"Events":      testEvents,
+		"Deliveries":  testDeliveries,
+		"Payments":    testPayments,
+		"Idempotency": testIdempotency,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,203 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/storage/sqlite"
+	"github.com/keelpay/keelpay/stores"
+)
+
+// bundle is one keelpay server on a fresh SQLite file, the sandbox provider
+// and a manual clock, served by a real HTTP server.
+type bundle struct {
+	srv     *httptest.Server
+	clock   *keelpaytest.Clock
+	sandbox *sandbox.Sandbox
+	db      *sqlite.DB
+	logs    *syncBuffer
+}
+
+type options struct {
+	// wrap, when set, stands between the service and the sandbox.
+	wrap func(provider.Provider) provider.Provider
+}
+
+func setup(t *testing.T, opts ...func(*options)) *bundle {
+	t.Helper()
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	sb := sandbox.New(sandbox.Config{Clock: clock})
+	var p provider.Provider = sb
+	if o.wrap != nil {
+		p = o.wrap(sb)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: p, Storage: db})
+	h := httpapi.New(httpapi.Config{Clock: clock, Logger: logger, Metrics: prometheus.NewRegistry(), Stores: st})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, logs: logs}
+}
+
+// response is a decoded API response.
+type response struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	Body   map[string]any
+}
+
+// errCode returns error.code of an error response.
+func (r *response) errCode() string {
+	e, _ := r.Body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+func (r *response) details() map[string]any {
+	e, _ := r.Body["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	return d
+}
+
+func (r *response) str(key string) string {
+	s, _ := r.Body[key].(string)
+	return s
+}
+
+// req is one request: a JSON body (string or value), a key, extra headers.
+type req struct {
+	method string
+	path   string
+	key    string
+	body   any
+	header map[string]string
+}
+
+func (b *bundle) do(t *testing.T, rq req) *response {
+	t.Helper()
+	var body io.Reader
+	switch v := rq.body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(v)
+	case []byte:
+		body = bytes.NewReader(v)
+	default:
+		data, err := json.Marshal(v)
+		require.NoError(t, err)
+		body = bytes.NewReader(data)
+	}
+	r, err := http.NewRequest(rq.method, b.srv.URL+rq.path, body)
+	require.NoError(t, err)
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if rq.key != "" {
+		r.Header.Set("Authorization", "Bearer "+rq.key)
+	}
+	for k, v := range rq.header {
+		if v == "" {
+			r.Header.Del(k)
+		} else {
+			r.Header.Set(k, v)
+		}
+	}
+	resp, err := b.srv.Client().Do(r)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	out := &response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		require.NoError(t, json.Unmarshal(raw, &out.Body), "body %s", raw)
+	}
+	require.NotEmpty(t, resp.Header.Get("Request-Id"), "every response has a Request-Id")
+	return out
+}
+
+// requireError asserts an error response's status and code.
+func requireError(t *testing.T, r *response, status int, code string) {
+	t.Helper()
+	require.Equal(t, status, r.Status, "body: %s", r.Raw)
+	require.Equal(t, code, r.errCode(), "body: %s", r.Raw)
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	e := r.Body["error"].(map[string]any)
+	require.NotEmpty(t, e["message"])
+}
+
+// requireInvalid asserts a 400 invalid_request with details.field and
+// details.code.
+func requireInvalid(t *testing.T, r *response, field, code string) {
+	t.Helper()
+	requireError(t, r, http.StatusBadRequest, "invalid_request")
+	d := r.details()
+	require.Equal(t, code, d["code"], "details.code; body %s", r.Raw)
+	if field != "" {
+		require.Equal(t, field, d["field"], "details.field; body %s", r.Raw)
+	} else {
+		require.NotContains(t, d, "field")
+	}
+}
+
+// setupStore sets a sandbox store up and returns the response.
+func (b *bundle) setupStore(t *testing.T, clientID string) *response {
+	t.Helper()
+	r := b.do(t, req{method: "POST", path: "/v1/setup", body: setupBody(clientID, "https://store.example/hooks")})
+	require.Equal(t, http.StatusCreated, r.Status, "body: %s", r.Raw)
+	return r
+}
+
+func setupBody(clientID, webhookURL string) map[string]any {
+	return map[string]any{
+		"client_id":     clientID,
+		"client_secret": "secret_" + strings.TrimPrefix(clientID, "app_"),
+		"webhook_url":   webhookURL,
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

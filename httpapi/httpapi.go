@@ -1,0 +1,220 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/stores"
+)
+
+// Config configures the handler. Fields are in alphabetical order.
+type Config struct {
+	// Clock defaults to keelpay.SystemClock.
+	Clock keelpay.Clock
+	// Logger receives one line per request and the detail of internal
+	// errors; it never receives bodies, keys or personal data. Default:
+	// slog.Default().
+	Logger *slog.Logger
+	// Metrics is where request metrics are registered and what GET
+	// /metrics serves. Default: a new registry.
+	Metrics *prometheus.Registry
+	// Stores sets stores up and authenticates keys. Required.
+	Stores *stores.Service
+}
+
+type api struct {
+	cfg     Config
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *httpMetrics
+}
+
+// New returns the keelpay API as an http.Handler, to serve as it is or to
+// mount in another mux.
+func New(cfg Config) http.Handler {
+	if cfg.Clock == nil {
+		cfg.Clock = keelpay.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Metrics)}
+	a.routes()
+	return a.middleware(a.mux)
+}
+
+// auth says which key a route needs.
+type auth int
+
+const (
+	authNone        auth = iota // no key
+	authSecret                  // Authorization: Bearer sk_...
+	authOptionalKey             // setup: a secret key when present
+	authPublishable             // Authorization: Bearer pk_... (the browser)
+	authAnyKey                  // a secret or a publishable key
+)
+
+// caller is who made an authenticated request.
+type caller struct {
+	// store is the authenticated store; nil on routes without a key.
+	store *keelpay.Store
+	// publishable is true when the key was the publishable key: the
+	// browser, which may only act with an object's client_secret.
+	publishable bool
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c caller)
+
+type route struct {
+	method  string
+	path    string
+	auth    auth
+	handler handlerFunc
+}
+
+// routes registers every feature's route table: each feature's file has
+// its own table, so features are added without touching this one.
+func (a *api) routes() {
+	table := slices.Concat(
+		[]route{
+			{"GET", "/healthz", authNone, a.healthz},
+			{"POST", "/v1/setup", authOptionalKey, a.setup},
+		},
+		a.eventRoutes(),
+		a.paymentRoutes(),
+	)
+	methods := map[string][]string{}
+	var paths []string
+	for _, rt := range table {
+		if methods[rt.path] == nil {
+			paths = append(paths, rt.path)
+		}
+		methods[rt.path] = append(methods[rt.path], rt.method)
+		a.mux.Handle(rt.method+" "+rt.path, a.endpoint(rt))
+	}
+	// The same path with another method is a JSON 405; an unknown path a
+	// JSON 404. A method pattern is more specific than a bare path, so
+	// these only catch what the table does not have.
+	for _, p := range paths {
+		allow := strings.Join(methods[p], ", ")
+		a.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			setRoute(r, p)
+			w.Header().Set("Allow", allow)
+			a.writeError(w, r, keelpay.NewError(http.StatusMethodNotAllowed, keelpay.CodeMethodNotAllowed,
+				"The method is not allowed on this path; see the Allow header."))
+		})
+	}
+	a.mux.Handle("GET /metrics", promhttp.HandlerFor(a.cfg.Metrics, promhttp.HandlerOpts{}))
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		setRoute(r, "unknown")
+		a.writeError(w, r, keelpay.NewError(http.StatusNotFound, keelpay.CodeNotFound, "No such path."))
+	})
+}
+
+// endpoint wraps a route's handler with its authentication and, for POSTs
+// with a secret key, Idempotency-Key handling.
+func (a *api) endpoint(rt route) http.Handler {
+	pattern := rt.method + " " + rt.path
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setRoute(r, pattern)
+		c, err := a.authenticate(r, rt.auth)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		if c.store != nil {
+			setStore(r, c.store.ID)
+		}
+		if rt.method == http.MethodPost && c.store != nil && !c.publishable {
+			a.idempotent(w, r, c, rt.handler)
+			return
+		}
+		rt.handler(w, r, c)
+	})
+}
+
+func (a *api) authenticate(r *http.Request, kind auth) (caller, error) {
+	if kind == authNone {
+		return caller{}, nil
+	}
+	key, present := bearer(r)
+	if !present && kind == authOptionalKey {
+		return caller{}, nil
+	}
+	publishable := strings.HasPrefix(key, keelpay.PrefixPublishableKey)
+	switch {
+	case publishable && (kind == authPublishable || kind == authAnyKey):
+		st, err := a.cfg.Stores.AuthenticatePublishable(r.Context(), key)
+		return caller{store: st, publishable: true}, err
+	case kind == authPublishable:
+		return caller{}, stores.ErrInvalidAPIKey()
+	default:
+		st, err := a.cfg.Stores.Authenticate(r.Context(), key)
+		return caller{store: st}, err
+	}
+}
+
+// bearer returns the token of an "Authorization: Bearer" header, and
+// whether the header was there at all.
+func bearer(r *http.Request) (string, bool) {
+	h, ok := r.Header["Authorization"]
+	if !ok {
+		return "", false
+	}
+	if len(h) != 1 {
+		return "", true
+	}
+	scheme, token, found := strings.Cut(h[0], " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	return strings.TrimSpace(token), true
+}
+
+func (a *api) healthz(w http.ResponseWriter, _ *http.Request, _ caller) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// requestState is what the middleware learns about a request while it is
+// handled: the route it matched and the store it authenticated.
+type requestState struct {
+	id      string
+	route   string
+	storeID string
+}
+
+type stateKey struct{}
+
+func state(ctx context.Context) *requestState {
+	s, _ := ctx.Value(stateKey{}).(*requestState)
+	return s
+}
+
+func requestID(ctx context.Context) string {
+	if s := state(ctx); s != nil {
+		return s.id
+	}
+	return ""
+}
+
+func setRoute(r *http.Request, route string) {
+	if s := state(r.Context()); s != nil {
+		s.route = route
+	}
+}
+
+func setStore(r *http.Request, storeID string) {
+	if s := state(r.Context()); s != nil {
+		s.storeID = storeID
+	}
+}

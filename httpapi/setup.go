@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/keelpay/keelpay/stores"
+)
+
+// storeJSON is the response of a setup. Keys and secrets appear only when
+// they were issued by this call.
+type storeJSON struct {
+	ID             string `json:"id"`
+	Object         string `json:"object"`
+	Currency       string `json:"currency"`
+	PublishableKey string `json:"publishable_key"`
+	SecretKey      string `json:"secret_key,omitempty"`
+	WebhookURL     string `json:"webhook_url"`
+	WebhookSecret  string `json:"webhook_secret,omitempty"`
+}
+
+func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
+	body, err := readBody(w, r)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	obj, err := parseBody(body, false)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if err := obj.checkUnknown("client_id", "client_secret", "webhook_url", "rotate_webhook_secret", "rotate_secret_key"); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var p stores.SetupParams
+	allowInsecure := a.cfg.Stores.AllowInsecureWebhooks()
+	f := obj.fields()
+	f.str("client_id", true, &p.ClientID, stores.CheckClientID)
+	f.str("client_secret", true, &p.ClientSecret, stores.CheckClientSecret)
+	f.str("webhook_url", true, &p.WebhookURL, func(s string) error { return stores.CheckWebhookURL(s, allowInsecure) })
+	f.boolean("rotate_webhook_secret", &p.RotateWebhookSecret)
+	f.boolean("rotate_secret_key", &p.RotateSecretKey)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	if c.store != nil {
+		p.StoreID = c.store.ID
+	}
+	res, err := a.cfg.Stores.Setup(r.Context(), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	setStore(r, res.Store.ID)
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, storeJSON{
+		ID:             res.Store.ID,
+		Object:         "store",
+		Currency:       res.Store.Currency,
+		PublishableKey: res.Store.PublishableKey,
+		SecretKey:      res.SecretKey,
+		WebhookURL:     res.Store.WebhookURL,
+		WebhookSecret:  res.WebhookSecret,
+	})
+}

@@ -1,0 +1,5 @@
+package storagetest
+
+import "testing"
+
+func testIdempotency(t *testing.T, newStorage NewStorage) {}

@@ -1,0 +1,5 @@
+package storagetest
+
+import "testing"
+
+func testPayments(t *testing.T, newStorage NewStorage) {}

@@ -1,0 +1,371 @@
+package stores
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// Limits of setup (spec 7.2).
+const (
+	SetupLimitPerClient = 5
+	SetupLimitTotal     = 60
+	SetupLimitWindow    = time.Minute
+	// UnavailableRetryAfter is the Retry-After of 503
+	// provider_api_unavailable on setup (spec 8).
+	UnavailableRetryAfter = 30 * time.Second
+)
+
+// Config configures a Service.
+type Config struct {
+	// AllowInsecureWebhooks accepts http webhook URLs and loopback or
+	// private hosts. Default false; the reference server's sandbox mode
+	// turns it on.
+	AllowInsecureWebhooks bool
+	// Clock defaults to keelpay.SystemClock.
+	Clock keelpay.Clock
+	// Provider checks application credentials. Required.
+	Provider provider.Provider
+	// Storage is required.
+	Storage storage.Storage
+}
+
+// Service sets stores up and authenticates their keys.
+type Service struct {
+	cfg Config
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = keelpay.SystemClock{}
+	}
+	return &Service{cfg: cfg}
+}
+
+// SetupParams is the request of a setup.
+type SetupParams struct {
+	ClientID            string
+	ClientSecret        string
+	WebhookURL          string
+	RotateWebhookSecret bool
+	RotateSecretKey     bool
+	// StoreID is the store authenticated by its secret key, or "" when
+	// the request had none: then setup acts on the store bound to
+	// ClientID, creating it the first time.
+	StoreID string
+}
+
+// Validate checks the fields in the decided order and reports the first
+// failure as 400 invalid_request.
+func (p *SetupParams) Validate(allowInsecureWebhooks bool) error {
+	if err := CheckClientID(p.ClientID); err != nil {
+		return err
+	}
+	if err := CheckClientSecret(p.ClientSecret); err != nil {
+		return err
+	}
+	return CheckWebhookURL(p.WebhookURL, allowInsecureWebhooks)
+}
+
+// CheckClientID validates a client id: 1 to 255 printable ASCII characters.
+func CheckClientID(s string) error {
+	if s == "" {
+		return keelpay.InvalidRequest("client_id", "missing_client_id", "client_id is required.")
+	}
+	if !printableASCII(s, 255) {
+		return keelpay.InvalidRequest("client_id", "invalid_client_id", "client_id must be 1 to 255 printable ASCII characters.")
+	}
+	return nil
+}
+
+// CheckClientSecret validates a client secret: 1 to 255 printable ASCII
+// characters.
+func CheckClientSecret(s string) error {
+	if s == "" {
+		return keelpay.InvalidRequest("client_secret", "missing_client_secret", "client_secret is required.")
+	}
+	if !printableASCII(s, 255) {
+		return keelpay.InvalidRequest("client_secret", "invalid_client_secret", "client_secret must be 1 to 255 printable ASCII characters.")
+	}
+	return nil
+}
+
+// CheckWebhookURL validates a webhook URL (API-DECISIONS, Store setup).
+func CheckWebhookURL(s string, allowInsecure bool) error {
+	if s == "" {
+		return keelpay.InvalidRequest("webhook_url", "missing_webhook_url", "webhook_url is required.")
+	}
+	if !fields.WebhookURL(s, allowInsecure) {
+		msg := "webhook_url must be an absolute https URL of at most 2048 characters, without user info or fragment, to a public host."
+		if allowInsecure {
+			msg = "webhook_url must be an absolute http or https URL of at most 2048 characters, without user info or fragment."
+		}
+		return keelpay.InvalidRequest("webhook_url", "invalid_webhook_url", msg)
+	}
+	return nil
+}
+
+func printableASCII(s string, maxLen int) bool {
+	if len(s) == 0 || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// SetupResult is the outcome of a successful setup.
+type SetupResult struct {
+	Store *keelpay.Store
+	// Created is true for the first setup of the store.
+	Created bool
+	// SecretKey is set when a secret key was issued (first setup or
+	// rotation); it is shown once and kept only as a hash.
+	SecretKey string
+	// WebhookSecret is set when a webhook secret was issued (first setup,
+	// rotation, or a new webhook URL).
+	WebhookSecret string
+}
+
+// Setup sets a store up or changes it. See the package documentation.
+func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error) {
+	if err := p.Validate(s.cfg.AllowInsecureWebhooks); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Clock.Now().Truncate(time.Microsecond)
+	wait, err := s.cfg.Storage.RateLimitTake(ctx, now,
+		storage.RateLimit{Key: "setup:client:" + p.ClientID, Limit: SetupLimitPerClient, Window: SetupLimitWindow},
+		storage.RateLimit{Key: "setup:total", Limit: SetupLimitTotal, Window: SetupLimitWindow})
+	if err != nil {
+		return nil, fmt.Errorf("setup rate limit: %w", err)
+	}
+	if wait > 0 {
+		return nil, keelpay.NewError(http.StatusTooManyRequests, keelpay.CodeRateLimited,
+			"Too many setup requests; retry after the time in Retry-After.").WithRetryAfter(wait)
+	}
+
+	// Read the store (and its version) before asking the provider: a setup
+	// that commits in between makes this one lose with setup_conflict.
+	var current *keelpay.Store
+	if p.StoreID != "" {
+		current, err = s.cfg.Storage.StoreGetByID(ctx, p.StoreID)
+	} else {
+		current, err = s.cfg.Storage.StoreGetByClientID(ctx, p.ClientID)
+	}
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("setup: read store: %w", err)
+	}
+	if current == nil && p.StoreID != "" {
+		// The key was valid a moment ago; the store cannot disappear.
+		return nil, fmt.Errorf("setup: authenticated store %s not found", p.StoreID)
+	}
+
+	// The provider checks the credentials before anything about the store
+	// is revealed (store_already_enabled carries the store's id).
+	app, err := s.cfg.Provider.CheckApplication(ctx, provider.Credentials{ClientID: p.ClientID, ClientSecret: p.ClientSecret})
+	if err != nil {
+		return nil, setupProviderError(err)
+	}
+
+	if p.StoreID != "" && current.ClientID != p.ClientID {
+		bound, err := s.cfg.Storage.StoreGetByClientID(ctx, p.ClientID)
+		switch {
+		case err == nil && bound.ID != current.ID:
+			return nil, keelpay.NewError(http.StatusConflict, keelpay.CodeClientIDInUse,
+				"The application is already bound to another store.")
+		case err != nil && !errors.Is(err, storage.ErrNotFound):
+			return nil, fmt.Errorf("setup: read store by client id: %w", err)
+		}
+	}
+
+	if current == nil {
+		return s.create(ctx, p, app, now)
+	}
+	return s.change(ctx, p, app, current, now)
+}
+
+func (s *Service) create(ctx context.Context, p SetupParams, app *provider.Application, now time.Time) (*SetupResult, error) {
+	secretKey := keelpay.NewID(keelpay.PrefixSecretKey)
+	st := &keelpay.Store{
+		ID:             keelpay.NewID(keelpay.PrefixStore),
+		ClientID:       p.ClientID,
+		ClientSecret:   p.ClientSecret,
+		MerchantID:     app.MerchantID,
+		Currency:       app.Currency,
+		PublishableKey: keelpay.NewID(keelpay.PrefixPublishableKey),
+		SecretKeyHash:  HashSecretKey(secretKey),
+		WebhookURL:     p.WebhookURL,
+		WebhookSecret:  NewWebhookSecret(),
+		Version:        1,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+	if err := s.cfg.Storage.StoreInsert(ctx, st); err != nil {
+		if errors.Is(err, storage.ErrDuplicate) {
+			// Another first setup of the same application won the race.
+			return nil, setupConflict()
+		}
+		return nil, fmt.Errorf("setup: insert store: %w", err)
+	}
+	return &SetupResult{Store: st, Created: true, SecretKey: secretKey, WebhookSecret: st.WebhookSecret}, nil
+}
+
+func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Application, current *keelpay.Store, now time.Time) (*SetupResult, error) {
+	next := *current
+	next.ClientID, next.ClientSecret = p.ClientID, p.ClientSecret
+	next.MerchantID, next.Currency = app.MerchantID, app.Currency
+	next.WebhookURL = p.WebhookURL
+	res := &SetupResult{Store: &next}
+	if p.RotateWebhookSecret || p.WebhookURL != current.WebhookURL {
+		next.WebhookSecret = NewWebhookSecret()
+		res.WebhookSecret = next.WebhookSecret
+	}
+	if p.RotateSecretKey {
+		res.SecretKey = keelpay.NewID(keelpay.PrefixSecretKey)
+		next.SecretKeyHash = HashSecretKey(res.SecretKey)
+	}
+	if sameConfig(&next, current) {
+		return nil, keelpay.NewError(http.StatusConflict, keelpay.CodeStoreAlreadyEnabled,
+			"The store already has this configuration.").
+			WithDetail("store_id", current.ID).
+			WithDetail("publishable_key", current.PublishableKey)
+	}
+	next.UpdatedAt = now
+	if err := s.cfg.Storage.StoreUpdate(ctx, &next, current.Version); err != nil {
+		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrDuplicate) {
+			return nil, setupConflict()
+		}
+		return nil, fmt.Errorf("setup: update store: %w", err)
+	}
+	return res, nil
+}
+
+// sameConfig reports whether two store records configure the same thing,
+// ignoring bookkeeping and the secret key hash (compared as bytes).
+func sameConfig(a, b *keelpay.Store) bool {
+	return a.ClientID == b.ClientID && a.ClientSecret == b.ClientSecret &&
+		a.MerchantID == b.MerchantID && a.Currency == b.Currency &&
+		a.WebhookURL == b.WebhookURL && a.WebhookSecret == b.WebhookSecret &&
+		subtle.ConstantTimeCompare(a.SecretKeyHash, b.SecretKeyHash) == 1
+}
+
+func setupConflict() error {
+	return keelpay.NewError(http.StatusConflict, keelpay.CodeSetupConflict,
+		"Another setup of this store ran at the same time; repeat the request.")
+}
+
+// setupProviderError maps the provider's answer to the setup codes of spec
+// 7.2. Errors of unexpected kinds stay internal.
+func setupProviderError(err error) error {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("setup: check application: %w", err)
+	}
+	switch pe.Kind {
+	case provider.KindInvalidCredentials:
+		return keelpay.NewError(http.StatusUnauthorized, keelpay.CodeInvalidCredentials,
+			"The provider rejected the client id or client secret.")
+	case provider.KindAppNotFound:
+		return keelpay.NewError(http.StatusUnprocessableEntity, keelpay.CodeClientAppNotFound,
+			"The provider does not know the application.")
+	case provider.KindMissingRoles:
+		return keelpay.NewError(http.StatusUnprocessableEntity, keelpay.CodeMissingRoles,
+			"The application lacks roles it needs; see details.missing_roles.").
+			WithDetail("missing_roles", pe.MissingRoles)
+	case provider.KindAccessPending:
+		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformAccessPending,
+			"The platform's access to the application is not ready yet.").
+			WithRetryAfter(cmpOr(pe.RetryAfter, 60*time.Second))
+	case provider.KindCertificateMismatch:
+		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformCertificateMismatch,
+			"Configuration problem on the provider's side; contact the provider.")
+	case provider.KindUnavailable, provider.KindOutcomeUnknown:
+		// Checking an application changes nothing at the provider, so an
+		// unknown outcome is simply "unavailable".
+		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodeProviderAPIUnavailable,
+			"The provider is unavailable; retry after the time in Retry-After.").
+			WithRetryAfter(UnavailableRetryAfter)
+	}
+	return fmt.Errorf("setup: check application: %w", err)
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// HashSecretKey returns the SHA-256 hash under which a secret key is kept.
+func HashSecretKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// NewWebhookSecret returns "whsec_" and the standard padded base64 of 32
+// random bytes.
+func NewWebhookSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return keelpay.PrefixWebhookSecret + base64.StdEncoding.EncodeToString(b[:])
+}
+
+// Authenticate returns the store whose secret key this is, or 401
+// invalid_api_key.
+func (s *Service) Authenticate(ctx context.Context, secretKey string) (*keelpay.Store, error) {
+	if !keelpay.ValidID(keelpay.PrefixSecretKey, secretKey) {
+		return nil, ErrInvalidAPIKey()
+	}
+	hash := HashSecretKey(secretKey)
+	st, err := s.cfg.Storage.StoreGetBySecretKeyHash(ctx, hash)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrInvalidAPIKey()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	if subtle.ConstantTimeCompare(st.SecretKeyHash, hash) != 1 {
+		return nil, ErrInvalidAPIKey()
+	}
+	return st, nil
+}
+
+// AuthenticatePublishable returns the store whose publishable key this is,
+// or 401 invalid_api_key.
+func (s *Service) AuthenticatePublishable(ctx context.Context, key string) (*keelpay.Store, error) {
+	if !keelpay.ValidID(keelpay.PrefixPublishableKey, key) {
+		return nil, ErrInvalidAPIKey()
+	}
+	st, err := s.cfg.Storage.StoreGetByPublishableKey(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrInvalidAPIKey()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	return st, nil
+}
+
+// ErrInvalidAPIKey returns the 401 invalid_api_key error.
+func ErrInvalidAPIKey() error {
+	return keelpay.NewError(http.StatusUnauthorized, keelpay.CodeInvalidAPIKey, "The API key is missing or not valid.")
+}
+
+// AllowInsecureWebhooks reports whether http and internal webhook URLs are
+// accepted.
+func (s *Service) AllowInsecureWebhooks() bool { return s.cfg.AllowInsecureWebhooks }
