@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// refserver is a built reference server binary, shared by the tests.
+var refserver string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "refserver")
+	if err != nil {
+		panic(err)
+	}
+	refserver = filepath.Join(dir, "refserver")
+	out, err := exec.Command("go", "build", "-o", refserver, ".").CombinedOutput()
+	if err != nil {
+		panic("build refserver: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// started is a running reference server process.
+type started struct {
+	cmd    *exec.Cmd
+	url    string
+	curl   string
+	stderr *strings.Builder
+}
+
+// start runs the binary in dir with env and reads its banner from stdout
+// until the printed curl is complete.
+func start(t *testing.T, dir string, env []string, args ...string) *started {
+	t.Helper()
+	cmd := exec.Command(refserver, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr // read only after Wait
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	s := &started{cmd: cmd, stderr: stderr}
+	sc := bufio.NewScanner(stdout)
+	var banner strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		banner.WriteString(line + "\n")
+		if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(line); m != nil {
+			s.url = m[1]
+		}
+		if strings.Contains(line, "-d '") {
+			break
+		}
+	}
+	require.NotEmpty(t, s.url, "banner: %s", banner.String())
+	s.curl = banner.String()
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return s
+}
+
+func TestRunsBareAndThePrintedCurlSetsUpAStore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:0"})
+	require.Contains(t, s.curl, s.url+"/v1/setup")
+
+	resp, err := http.Get(s.url + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// Run the printed command's request: the body between -d '...'.
+	body := regexp.MustCompile(`-d '([^']*)'`).FindStringSubmatch(s.curl)[1]
+	resp, err = http.Post(s.url+"/v1/setup", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	var store map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&store))
+	require.Regexp(t, `^sk_`, store["secret_key"])
+	require.Regexp(t, `^pk_`, store["publishable_key"])
+	require.Regexp(t, `^whsec_`, store["webhook_secret"])
+
+	// The default database is ./keelpay.db.
+	_, err = os.Stat(filepath.Join(dir, "keelpay.db"))
+	require.NoError(t, err)
+
+	// SIGTERM: graceful shutdown, exit status 0.
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, s.cmd.Wait())
+}
+
+func TestFlagsWinOverEnvironmentAndJSONLogs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:1", "KEELPAY_DB=ignored.db", "KEELPAY_LOG_FORMAT=json"},
+		"-addr", "127.0.0.1:0", "-db", "custom.db")
+	resp, err := http.Get(s.url + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
+	require.NoError(t, s.cmd.Wait())
+	_, err = os.Stat(filepath.Join(dir, "custom.db"))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "ignored.db"))
+	require.True(t, os.IsNotExist(err))
+	// Every log line is JSON with a request id on request lines.
+	sawRequest := false
+	for _, line := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		if rec["msg"] == "request" {
+			sawRequest = true
+			require.Regexp(t, `^req_`, rec["request_id"])
+		}
+	}
+	require.True(t, sawRequest)
+}
+
+func TestBadConfiguration(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-log-format", "xml"}, {"stray"}, {"-db", "postgres://localhost/x", "-addr", "127.0.0.1:0"}} {
+		cmd := exec.Command(refserver, args...)
+		cmd.Dir = t.TempDir()
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%v: %s", args, out)
+		require.Contains(t, string(out), "refserver:")
+	}
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/sqlite"
+	"github.com/keelpay/keelpay/stores"
+)
+
+// config is what flags and environment variables choose.
+type config struct {
+	addr      string
+	db        string
+	logFormat string
+}
+
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("refserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.StringVar(&c.addr, "addr", envOr(getenv, "KEELPAY_ADDR", "127.0.0.1:8080"), "listen address (env KEELPAY_ADDR)")
+	fs.StringVar(&c.db, "db", envOr(getenv, "KEELPAY_DB", "keelpay.db"), "SQLite file path (env KEELPAY_DB)")
+	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return c, fmt.Errorf("-log-format must be text or json")
+	}
+	return c, nil
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+func openStorage(ctx context.Context, dsn string) (storage.Storage, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil, errors.New("PostgreSQL storage is not available in this build yet; use a SQLite file path")
+	}
+	return sqlite.Open(ctx, sqlite.Config{Path: dsn})
+}
+
+// run serves until ctx is done, then shuts down gracefully.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.logFormat, stderr)
+
+	db, err := openStorage(ctx, cfg.db)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer db.Close()
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	baseURL := "http://" + ln.Addr().String()
+
+	// Sandbox mode: the service's clock can be moved forward with POST
+	// /sandbox/clock; the sandbox provider shares it.
+	clock := &keelpay.OffsetClock{}
+	sb := sandbox.New(sandbox.Config{BaseURL: baseURL, Clock: clock})
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})
+	api := httpapi.New(httpapi.Config{Clock: clock, Logger: log, Metrics: metrics, Stores: st})
+
+	mux := http.NewServeMux()
+	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	mux.Handle("/", api)
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode, database %s)\n\n", baseURL, cfg.db)
+	fmt.Fprintf(stdout, "Set up a sandbox store:\n\n  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
+		"    -d '{\"client_id\":\"app_demo\",\"client_secret\":\"secret_demo\",\"webhook_url\":\"http://127.0.0.1:9000/webhooks\"}'\n\n", baseURL)
+	log.Info("listening", slog.String("url", baseURL), slog.String("db", cfg.db))
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
