@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -25,6 +26,9 @@ type Config struct {
 	// Metrics is where request metrics are registered and what GET
 	// /metrics serves. Default: a new registry.
 	Metrics *prometheus.Registry
+	// Payments runs card sessions, cards and payment intents. Required
+	// for their routes.
+	Payments *payments.Service
 	// Stores sets stores up and authenticates keys. Required.
 	Stores *stores.Service
 }
