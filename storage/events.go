@@ -78,6 +78,11 @@ type DeliveryQueries interface {
 	// DeliveryClaimDue leases pending deliveries whose next attempt is due
 	// (and whose lease, if any, lapsed), oldest due first.
 	DeliveryClaimDue(ctx context.Context, p DeliveryClaimParams) ([]*DeliveryJob, error)
+	// DeliveryClaimEvent leases one event's pending delivery, due or not,
+	// when no live lease holds it (p.Limit and p.PerStore are ignored);
+	// ErrNotFound otherwise. A caller that creates an event and wants to
+	// make its first attempt itself claims it in the same transaction.
+	DeliveryClaimEvent(ctx context.Context, eventID string, p DeliveryClaimParams) (*DeliveryJob, error)
 	// DeliveryRecord stores attempt results and releases their leases. A
 	// result whose lease token no longer matches is ignored (another
 	// process claimed the delivery after the lease lapsed).

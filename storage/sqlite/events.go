@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -142,20 +143,53 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 			jobs = nil
 			return mapErr(err)
 		}
-		rows, err := w.QueryContext(ctx, `SELECT e.id, e.store_id, e.type, e.body, d.attempts, s.webhook_url, s.webhook_secret
-			FROM deliveries d JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
-			WHERE d.lease_token = ? ORDER BY d.next_attempt_at, d.event_id`, p.LeaseToken)
-		if err != nil {
-			return mapErr(err)
-		}
-		jobs, err = collect(rows, func(row interface{ Scan(...any) error }) (*storage.DeliveryJob, error) {
-			j := &storage.DeliveryJob{LeaseToken: p.LeaseToken}
-			err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret)
-			return j, mapErr(err)
-		})
+		jobs, err = leasedJobs(ctx, w, p.LeaseToken)
 		return err
 	})
 	return jobs, err
+}
+
+// leasedJobs reads the jobs leased under a token, with the store's current
+// webhook URL and secret.
+func leasedJobs(ctx context.Context, w querier, token string) ([]*storage.DeliveryJob, error) {
+	rows, err := w.QueryContext(ctx, `SELECT e.id, e.store_id, e.type, e.body, d.attempts, s.webhook_url, s.webhook_secret
+		FROM deliveries d JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
+		WHERE d.lease_token = ? ORDER BY d.next_attempt_at, d.event_id`, token)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return collect(rows, func(row interface{ Scan(...any) error }) (*storage.DeliveryJob, error) {
+		j := &storage.DeliveryJob{LeaseToken: token}
+		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret)
+		return j, mapErr(err)
+	})
+}
+
+func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
+	var job *storage.DeliveryJob
+	err := q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_until = ?
+			WHERE event_id = ? AND status = 'pending' AND lease_until <= ?`,
+			p.LeaseToken, micros(p.LeaseUntil), eventID, micros(p.Now))
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return mapErr(err)
+		} else if n == 0 {
+			return storage.ErrNotFound
+		}
+		jobs, err := leasedJobs(ctx, w, p.LeaseToken)
+		if err != nil {
+			return err
+		}
+		if len(jobs) != 1 {
+			return fmt.Errorf("sqlite: claimed %d deliveries for one event", len(jobs))
+		}
+		job = jobs[0]
+		return nil
+	})
+	return job, err
 }
 
 func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {

@@ -101,6 +101,38 @@ func testDeliveries(t *testing.T, newStorage NewStorage) {
 		require.Zero(t, got.Delivery.Attempts)
 	})
 
+	t.Run("ClaimEvent", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		e := NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)
+		var job *storage.DeliveryJob
+		p := claimParams(t0, 1)
+		// Created and claimed in one transaction: never visible unleased.
+		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			if err := tx.EventInsert(ctx, e); err != nil {
+				return err
+			}
+			var err error
+			job, err = tx.DeliveryClaimEvent(ctx, e.ID, p)
+			return err
+		})
+		require.NoError(t, err)
+		require.Equal(t, e.ID, job.EventID)
+		require.Equal(t, s.WebhookSecret, job.WebhookSecret)
+		require.Equal(t, p.LeaseToken, job.LeaseToken)
+		due, err := db.DeliveryClaimDue(ctx, claimParams(t0, 10))
+		require.NoError(t, err)
+		require.Empty(t, due, "a leased delivery is not claimed by the dispatcher")
+		_, err = db.DeliveryClaimEvent(ctx, e.ID, claimParams(t0, 1))
+		require.ErrorIs(t, err, storage.ErrNotFound, "nor claimed twice")
+		_, err = db.DeliveryClaimEvent(ctx, "evt_missing", claimParams(t0, 1))
+		require.ErrorIs(t, err, storage.ErrNotFound)
+		// Once the lease lapses it can be claimed again.
+		_, err = db.DeliveryClaimEvent(ctx, e.ID, claimParams(p.LeaseUntil, 1))
+		require.NoError(t, err)
+	})
+
 	t.Run("PerStoreCap", func(t *testing.T) {
 		t.Parallel()
 		db := newStorage(t)
