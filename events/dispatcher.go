@@ -1,0 +1,441 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/netguard"
+	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/webhooks"
+)
+
+// RetryDelays are the waits after each failed attempt (spec 6.4): seven
+// attempts in all, then the delivery is failed.
+var RetryDelays = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 24 * time.Hour}
+
+// MaxAttempts is the number of attempts before a delivery is failed.
+const MaxAttempts = 7
+
+// Defaults of DispatcherConfig.
+const (
+	AttemptTimeoutDefault = 10 * time.Second
+	ClaimBatchDefault     = 256
+	ConcurrencyDefault    = 128
+	LeaseDefault          = time.Minute
+	PerStoreDefault       = 8
+	PollIntervalDefault   = time.Second
+)
+
+// UserAgent is sent with every delivery.
+const UserAgent = "keelpay/" + keelpay.Version
+
+// DispatcherConfig configures a Dispatcher. Fields are in alphabetical
+// order; zero values take the defaults.
+type DispatcherConfig struct {
+	// AllowInsecure lets deliveries reach loopback, private, link-local
+	// and other internal addresses. Default false: such addresses are
+	// refused at dial time, after DNS, so rebinding cannot get around it.
+	// The reference server's sandbox mode turns it on.
+	AllowInsecure bool
+	// AttemptTimeout is how long a receiver has to answer (spec: 10 s).
+	AttemptTimeout time.Duration
+	// ClaimBatch is the most deliveries claimed in one query.
+	ClaimBatch int
+	// Clock schedules attempts. Default keelpay.SystemClock. The
+	// webhook-timestamp header always uses the wall clock, so that
+	// receivers accept signatures even when the service clock was moved.
+	Clock keelpay.Clock
+	// Concurrency is the most attempts in flight in this process.
+	Concurrency int
+	// Lease is how long a claimed delivery stays with this process; a
+	// process that dies mid-attempt loses nothing: the lease lapses and
+	// another process claims the delivery. Must exceed AttemptTimeout.
+	Lease time.Duration
+	// Logger defaults to slog.Default(). It gets event ids, store ids and
+	// outcomes, never URLs, bodies or secrets.
+	Logger *slog.Logger
+	// Metrics, when set, receives the dispatcher's metrics.
+	Metrics prometheus.Registerer
+	// PerStore is the most attempts of one store in flight, across every
+	// process on the database, so a slow receiver cannot hold up other
+	// stores' deliveries.
+	PerStore int
+	// PollInterval is the longest the dispatcher sleeps when nothing is
+	// due before it looks again (Notify wakes it sooner).
+	PollInterval time.Duration
+	// Storage is required.
+	Storage storage.Storage
+	// Transport, when set, replaces the default transport (tests).
+	Transport http.RoundTripper
+}
+
+// WithDefaults returns a copy of c with defaults filled in.
+func (c DispatcherConfig) WithDefaults() DispatcherConfig {
+	if c.AttemptTimeout <= 0 {
+		c.AttemptTimeout = AttemptTimeoutDefault
+	}
+	if c.ClaimBatch <= 0 {
+		c.ClaimBatch = ClaimBatchDefault
+	}
+	if c.Clock == nil {
+		c.Clock = keelpay.SystemClock{}
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = ConcurrencyDefault
+	}
+	if c.Lease <= 0 {
+		c.Lease = LeaseDefault
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.PerStore <= 0 {
+		c.PerStore = PerStoreDefault
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = PollIntervalDefault
+	}
+	return c
+}
+
+// Dispatcher delivers events from storage to stores' webhook URLs: it
+// claims due deliveries with a lease, posts the stored body bytes signed
+// with the store's current secret, records each attempt and schedules the
+// next by the spec's table. Several dispatchers, in one process or many,
+// can run against one database.
+type Dispatcher struct {
+	cfg     DispatcherConfig
+	client  *http.Client
+	wake    chan struct{}
+	signers sync.Map // webhook secret -> *webhooks.Signer
+	metrics *dispatcherMetrics
+}
+
+// NewDispatcher returns a Dispatcher; start it with Run.
+func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
+	cfg = cfg.WithDefaults()
+	transport := cfg.Transport
+	if transport == nil {
+		dialer := &net.Dialer{Timeout: cfg.AttemptTimeout, KeepAlive: 30 * time.Second}
+		if !cfg.AllowInsecure {
+			dialer.Control = netguard.Control
+		}
+		transport = &http.Transport{
+			// No proxy: the guard must see the receiver's own address.
+			Proxy:                 nil,
+			DialContext:           dialer.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          cfg.Concurrency,
+			MaxIdleConnsPerHost:   cfg.PerStore,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   cfg.AttemptTimeout,
+			ResponseHeaderTimeout: cfg.AttemptTimeout,
+		}
+	}
+	d := &Dispatcher{
+		cfg: cfg,
+		client: &http.Client{
+			Transport: transport,
+			// Redirects are not followed (spec 6.4): a 3xx is a failure.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		wake: make(chan struct{}, 1),
+	}
+	if cfg.Metrics != nil {
+		d.metrics = newDispatcherMetrics(cfg.Metrics, cfg.Storage)
+	}
+	return d
+}
+
+// Notify wakes the dispatcher to look for due deliveries now: after a new
+// event, a redelivery, or a move of the service clock.
+func (d *Dispatcher) Notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx is done. Attempts in flight when ctx ends are
+// abandoned unrecorded: their leases lapse and a dispatcher claims them
+// again (at least once).
+func (d *Dispatcher) Run(ctx context.Context) error {
+	results := make(chan storage.DeliveryResult, d.cfg.Concurrency)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		d.recordLoop(ctx, results)
+	}()
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, d.cfg.Concurrency)
+	defer func() {
+		wg.Wait()
+		close(results)
+		<-recorded
+	}()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		free := d.cfg.Concurrency - len(slots)
+		var jobs []*storage.DeliveryJob
+		if free > 0 {
+			var err error
+			jobs, err = d.claim(ctx, min(free, d.cfg.ClaimBatch))
+			if err != nil && ctx.Err() == nil {
+				d.cfg.Logger.ErrorContext(ctx, "claim deliveries", slog.Any("error", err))
+			}
+		}
+		for _, job := range jobs {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				res, ok := d.attempt(ctx, job)
+				if ok {
+					results <- res
+				}
+			})
+		}
+		if len(jobs) > 0 && len(jobs) == min(free, d.cfg.ClaimBatch) {
+			continue // there may be more due right now
+		}
+		timer.Reset(d.sleep(ctx))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// sleep returns how long to wait before the next claim: until the next
+// delivery is due, at most PollInterval (the service clock may move).
+func (d *Dispatcher) sleep(ctx context.Context) time.Duration {
+	next, err := d.cfg.Storage.DeliveryNextDue(ctx)
+	if err != nil || next.IsZero() {
+		return d.cfg.PollInterval
+	}
+	return min(max(next.Sub(d.cfg.Clock.Now()), time.Millisecond), d.cfg.PollInterval)
+}
+
+// recordLoop writes results in batches: whatever arrived while the
+// previous batch was being committed goes into the next one.
+func (d *Dispatcher) recordLoop(ctx context.Context, results <-chan storage.DeliveryResult) {
+	batch := make([]storage.DeliveryResult, 0, d.cfg.ClaimBatch)
+	for r := range results {
+		batch = append(batch[:0], r)
+	more:
+		for len(batch) < cap(batch) {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		if err := d.cfg.Storage.DeliveryRecord(context.WithoutCancel(ctx), batch); err != nil {
+			// The leases lapse and the deliveries are attempted again.
+			d.cfg.Logger.ErrorContext(ctx, "record deliveries", slog.Int("count", len(batch)), slog.Any("error", err))
+		}
+	}
+}
+
+func (d *Dispatcher) claim(ctx context.Context, limit int) ([]*storage.DeliveryJob, error) {
+	now := d.cfg.Clock.Now()
+	return d.cfg.Storage.DeliveryClaimDue(ctx, storage.DeliveryClaimParams{
+		Now:        now,
+		LeaseUntil: now.Add(d.cfg.Lease),
+		Limit:      limit,
+		PerStore:   d.cfg.PerStore,
+		LeaseToken: keelpay.NewID("lease_"),
+	})
+}
+
+// ClaimParams returns the parameters for claiming one delivery now, for a
+// caller that claims an event's delivery itself (see Service.SendTest).
+func (d *Dispatcher) ClaimParams() storage.DeliveryClaimParams {
+	now := d.cfg.Clock.Now()
+	return storage.DeliveryClaimParams{Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: 1, PerStore: 1, LeaseToken: keelpay.NewID("lease_")}
+}
+
+// Deliver makes one attempt of a claimed delivery and records it.
+func (d *Dispatcher) Deliver(ctx context.Context, job *storage.DeliveryJob) error {
+	res, ok := d.attempt(ctx, job)
+	if !ok {
+		return ctx.Err()
+	}
+	return d.cfg.Storage.DeliveryRecord(context.WithoutCancel(ctx), []storage.DeliveryResult{res})
+}
+
+// RunOnce claims every delivery due now, attempts them, records the
+// results and returns how many it attempted. Tests drive the dispatcher
+// with it after moving their clock; Run is for production.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		jobs, err := d.claim(ctx, d.cfg.ClaimBatch)
+		if err != nil || len(jobs) == 0 {
+			return total, err
+		}
+		results := make([]storage.DeliveryResult, len(jobs))
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, d.cfg.Concurrency)
+		for i, job := range jobs {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				results[i], _ = d.attempt(ctx, job)
+			})
+		}
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		if err := d.cfg.Storage.DeliveryRecord(ctx, results); err != nil {
+			return total, err
+		}
+		total += len(jobs)
+	}
+}
+
+// attempt posts one delivery and returns its result. ok is false when ctx
+// ended during the attempt: then nothing is recorded.
+func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (storage.DeliveryResult, bool) {
+	started := d.cfg.Clock.Now()
+	wall := time.Now()
+	status, failure, err := d.post(ctx, job, wall)
+	if ctx.Err() != nil {
+		return storage.DeliveryResult{}, false
+	}
+	del := keelpay.Delivery{
+		Attempts:       job.Attempts + 1,
+		LastAttemptAt:  started,
+		LastStatusCode: status,
+		LastFailure:    failure,
+	}
+	outcome := string(failure)
+	switch {
+	case failure == "":
+		del.Status = keelpay.DeliverySucceeded
+		outcome = "succeeded"
+	case del.Attempts >= MaxAttempts:
+		del.Status = keelpay.DeliveryFailed
+	default:
+		del.Status = keelpay.DeliveryPending
+		del.NextAttemptAt = started.Add(RetryDelays[del.Attempts-1])
+	}
+	if d.metrics != nil {
+		d.metrics.attempts.WithLabelValues(outcome).Inc()
+		d.metrics.latency.WithLabelValues(outcome).Observe(time.Since(wall).Seconds())
+	}
+	level := slog.LevelInfo
+	if failure != "" {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("event_id", job.EventID), slog.String("store_id", job.StoreID),
+		slog.Int("attempt", del.Attempts), slog.String("outcome", outcome), slog.Int("status_code", status),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", redact(err)))
+	}
+	d.cfg.Logger.LogAttrs(ctx, level, "webhook attempt", attrs...)
+	return storage.DeliveryResult{EventID: job.EventID, LeaseToken: job.LeaseToken, Delivery: del}, true
+}
+
+// post sends the request and classifies the outcome: failure is "" for a
+// 2xx within the time-out.
+func (d *Dispatcher) post(ctx context.Context, job *storage.DeliveryJob, wall time.Time) (int, keelpay.DeliveryFailure, error) {
+	signer, err := d.signer(job.WebhookSecret)
+	if err != nil {
+		return 0, keelpay.FailureConnectionError, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.AttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.WebhookURL, bytes.NewReader(job.Body))
+	if err != nil {
+		return 0, keelpay.FailureConnectionError, err
+	}
+	sig := signer.AppendSignature(make([]byte, 0, 48), job.EventID, wall, job.Body)
+	h := req.Header
+	h[webhooks.HeaderID] = []string{job.EventID}
+	h[webhooks.HeaderTimestamp] = []string{strconv.FormatInt(wall.Unix(), 10)}
+	h[webhooks.HeaderSignature] = []string{string(sig)}
+	h[webhooks.HeaderEventType] = []string{string(job.Type)}
+	h["Content-Type"] = []string{"application/json"}
+	h["User-Agent"] = []string{UserAgent}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return 0, classify(err), err
+	}
+	// A receiver is only asked for its status; read a little of the body
+	// so the connection can be reused.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return resp.StatusCode, "", nil
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return resp.StatusCode, keelpay.FailureRedirect, nil
+	default:
+		return resp.StatusCode, keelpay.FailureHTTPStatus, nil
+	}
+}
+
+func (d *Dispatcher) signer(secret string) (*webhooks.Signer, error) {
+	if s, ok := d.signers.Load(secret); ok {
+		return s.(*webhooks.Signer), nil
+	}
+	s, err := webhooks.NewSigner(secret)
+	if err != nil {
+		return nil, err
+	}
+	d.signers.Store(secret, s)
+	return s, nil
+}
+
+// classify names why a request got no response.
+func classify(err error) keelpay.DeliveryFailure {
+	var netErr net.Error
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return keelpay.FailureTimeout
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr),
+		errors.As(err, &recordErr), errors.As(err, &alert):
+		return keelpay.FailureTLSError
+	default:
+		return keelpay.FailureConnectionError
+	}
+}
+
+// redact returns the error without the URL that net/http puts in it: a
+// webhook URL may carry a store's token.
+func redact(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}
