@@ -1,4 +1,150 @@
 package httpapi
 
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+)
+
 // eventRoutes are the routes of webhook tests and events.
-func (a *api) eventRoutes() []route { return nil }
+func (a *api) eventRoutes() []route {
+	return []route{
+		{"POST", "/v1/webhooks/test", authSecret, a.webhookTest},
+		{"GET", "/v1/events", authSecret, a.listEvents},
+		{"GET", "/v1/events/{id}", authSecret, a.getEvent},
+		{"POST", "/v1/events/{id}/redeliver", authSecret, a.redeliverEvent},
+	}
+}
+
+// deliveryJSON is an event's delivery state (API-DECISIONS).
+type deliveryJSON struct {
+	Status         keelpay.DeliveryStatus `json:"status"`
+	Attempts       int                    `json:"attempts"`
+	LastAttemptAt  *string                `json:"last_attempt_at"`
+	NextAttemptAt  *string                `json:"next_attempt_at"`
+	LastStatusCode *int                   `json:"last_status_code"`
+	LastFailure    *string                `json:"last_failure"`
+}
+
+func timeJSON(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}
+
+// eventJSON is the stored envelope, byte for byte, with the delivery
+// state added as its last field.
+func eventJSON(e *keelpay.Event) json.RawMessage {
+	d := e.Delivery
+	dj := deliveryJSON{
+		Status:        d.Status,
+		Attempts:      d.Attempts,
+		LastAttemptAt: timeJSON(d.LastAttemptAt),
+		NextAttemptAt: timeJSON(d.NextAttemptAt),
+	}
+	if d.LastStatusCode != 0 {
+		dj.LastStatusCode = &d.LastStatusCode
+	}
+	if d.LastFailure != "" {
+		f := string(d.LastFailure)
+		dj.LastFailure = &f
+	}
+	delivery, err := json.Marshal(dj)
+	if err != nil {
+		panic("httpapi: marshal delivery: " + err.Error())
+	}
+	body := bytes.TrimRight(e.Body, " \n")
+	out := make([]byte, 0, len(body)+len(delivery)+16)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"delivery":`...)
+	out = append(out, delivery...)
+	return append(out, '}')
+}
+
+// requireNoBody rejects a body with any field on routes that take none.
+func requireNoBody(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	obj, err := parseBody(body, true)
+	if err != nil {
+		return err
+	}
+	return obj.checkUnknown()
+}
+
+func (a *api) webhookTest(w http.ResponseWriter, r *http.Request, c caller) {
+	if err := requireNoBody(w, r); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	e, err := a.cfg.Events.SendTest(r.Context(), c.store.ID)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeRaw(w, http.StatusAccepted, eventJSON(e))
+}
+
+type listJSON struct {
+	Object  string            `json:"object"`
+	Data    []json.RawMessage `json:"data"`
+	HasMore bool              `json:"has_more"`
+}
+
+func (a *api) listEvents(w http.ResponseWriter, r *http.Request, c caller) {
+	q, err := parseQuery(r.URL.RawQuery, "type", "limit", "starting_after", "ending_before")
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	p := events.ListParams{StoreID: c.store.ID, Type: keelpay.EventType(q["type"]),
+		StartingAfter: q["starting_after"], EndingBefore: q["ending_before"]}
+	if _, ok := q["type"]; ok && !keelpay.ValidEventType(q["type"]) {
+		a.writeError(w, r, keelpay.InvalidRequest("type", "invalid_type", "type must be one of the event types."))
+		return
+	}
+	if p.Limit, err = queryLimit(q); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	list, more, err := a.cfg.Events.List(r.Context(), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := listJSON{Object: "list", Data: make([]json.RawMessage, len(list)), HasMore: more}
+	for i, e := range list {
+		out.Data[i] = eventJSON(e)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *api) getEvent(w http.ResponseWriter, r *http.Request, c caller) {
+	e, err := a.cfg.Events.Get(r.Context(), c.store.ID, r.PathValue("id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeRaw(w, http.StatusOK, eventJSON(e))
+}
+
+func (a *api) redeliverEvent(w http.ResponseWriter, r *http.Request, c caller) {
+	if err := requireNoBody(w, r); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	e, err := a.cfg.Events.Redeliver(r.Context(), c.store.ID, r.PathValue("id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeRaw(w, http.StatusOK, eventJSON(e))
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/provider"
@@ -33,6 +34,9 @@ type bundle struct {
 	sandbox *sandbox.Sandbox
 	db      *sqlite.DB
 	logs    *syncBuffer
+	// dispatcher is not running: tests drive it with RunOnce after moving
+	// the clock.
+	dispatcher *events.Dispatcher
 }
 
 type options struct {
@@ -59,10 +63,13 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: p, Storage: db})
-	h := httpapi.New(httpapi.Config{Clock: clock, Logger: logger, Metrics: prometheus.NewRegistry(), Stores: st})
+	metrics := prometheus.NewRegistry()
+	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
+	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
+	h := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Stores: st})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, logs: logs}
+	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, logs: logs, dispatcher: dispatcher}
 }
 
 // response is a decoded API response.

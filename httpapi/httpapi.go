@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -19,6 +20,9 @@ import (
 type Config struct {
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
+	// Events sends webhook tests and reads events. Required for their
+	// routes.
+	Events *events.Service
 	// Logger receives one line per request and the detail of internal
 	// errors; it never receives bodies, keys or personal data. Default:
 	// slog.Default().
