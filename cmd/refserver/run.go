@@ -10,12 +10,14 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage"
@@ -98,11 +100,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})
-	api := httpapi.New(httpapi.Config{Clock: clock, Logger: log, Metrics: metrics, Stores: st})
+	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: log, Metrics: metrics, Storage: db})
+	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
+	api := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: log, Metrics: metrics, Stores: st})
 
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	mux.Handle("/sandbox/clock", sandboxClock(clock, log, dispatcher.Notify))
 	mux.Handle("/", api)
+
+	// Background work stops after the HTTP server has drained.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	var workers sync.WaitGroup
+	defer func() { stopWork(); workers.Wait() }()
+	workers.Go(func() {
+		if err := dispatcher.Run(workCtx); err != nil {
+			log.Error("dispatcher stopped", slog.Any("error", err))
+		}
+	})
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/keelpay/keelpay"
+)
+
+// maxAdvance bounds one move of the sandbox clock (a year).
+const maxAdvance = 366 * 24 * 3600
+
+// sandboxClock serves GET and POST /sandbox/clock (sandbox mode only): POST
+// {"advance_seconds": N} moves the service's clock forward for everything
+// that is scheduled, as Stripe's test clocks do; webhook-timestamp stays
+// real time. Both answer {"offset_seconds", "now"}. wake is called after a
+// move so the workers look at once.
+func sandboxClock(clock *keelpay.OffsetClock, log *slog.Logger, wake ...func()) http.Handler {
+	type state struct {
+		OffsetSeconds int64  `json:"offset_seconds"`
+		Now           string `json:"now"`
+	}
+	reply := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(state{
+			OffsetSeconds: int64(clock.Offset() / time.Second),
+			Now:           clock.Now().Format(time.RFC3339),
+		})
+	}
+	fail := func(w http.ResponseWriter, status int, code keelpay.Code, detail, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		e := map[string]any{"code": code, "message": msg}
+		if detail != "" {
+			e["details"] = map[string]string{"field": "advance_seconds", "code": detail}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": e})
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			reply(w)
+		case http.MethodPost:
+			var body struct {
+				AdvanceSeconds *float64 `json:"advance_seconds"`
+			}
+			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&body); err != nil {
+				fail(w, http.StatusBadRequest, keelpay.CodeInvalidRequest, "invalid_json", "The body must be {\"advance_seconds\": N}.")
+				return
+			}
+			n := body.AdvanceSeconds
+			if n == nil || *n != math.Trunc(*n) || *n < 1 || *n > maxAdvance {
+				fail(w, http.StatusBadRequest, keelpay.CodeInvalidRequest, "invalid_advance_seconds",
+					"advance_seconds must be a whole number of seconds from 1 to 31622400.")
+				return
+			}
+			clock.Advance(time.Duration(*n) * time.Second)
+			log.Info("sandbox clock advanced", slog.Int64("seconds", int64(*n)), slog.Duration("offset", clock.Offset()))
+			for _, f := range wake {
+				f()
+			}
+			reply(w)
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			fail(w, http.StatusMethodNotAllowed, keelpay.CodeMethodNotAllowed, "", "Use GET or POST.")
+		}
+	})
+}
