@@ -150,7 +150,10 @@ func matches(header string, sum *[sha256.Size]byte) bool {
 		var entry string
 		entry, header, _ = strings.Cut(header, " ")
 		version, sig, ok := strings.Cut(entry, ",")
-		if !ok || version != "v1" || len(sig) != len(enc) {
+		// The base64 of 32 bytes is 44 characters ending in exactly one
+		// '='; anything else would decode to another length (an unpadded
+		// 44-character string is 33 bytes and must not reach got).
+		if !ok || version != "v1" || len(sig) != len(enc) || sig[len(sig)-1] != '=' || sig[len(sig)-2] == '=' {
 			continue
 		}
 		copy(enc[:], sig)

@@ -109,6 +109,9 @@ func TestVerify(t *testing.T) {
 		{"signature not base64", func(d *delivery) { d.sig = "v1," + strings.Repeat("!", 44) }, webhooks.ErrNoValidSignature},
 		{"signature truncated", func(d *delivery) { d.sig = d.sig[:len(d.sig)-1] }, webhooks.ErrNoValidSignature},
 		{"signature unpadded", func(d *delivery) { d.sig = strings.TrimRight(d.sig, "=") }, webhooks.ErrNoValidSignature},
+		// 44 characters without padding decode to 33 bytes: once a panic.
+		{"signature of 44 unpadded characters", func(d *delivery) { d.sig = "v1," + strings.Repeat("A", 44) }, webhooks.ErrNoValidSignature},
+		{"signature of 44 characters, two pads", func(d *delivery) { d.sig = "v1," + strings.Repeat("A", 42) + "==" }, webhooks.ErrNoValidSignature},
 		{"signature in hex", func(d *delivery) { d.sig = "v1," + hexOf(t, d.sig) }, webhooks.ErrNoValidSignature},
 		{"signature with non-canonical padding bits", func(d *delivery) { d.sig = nonCanonical(t, d.sig) }, webhooks.ErrNoValidSignature},
 		{"version in upper case", func(d *delivery) { d.sig = "V1," + strings.TrimPrefix(d.sig, "v1,") }, webhooks.ErrNoValidSignature},
