@@ -182,35 +182,53 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}()
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, d.cfg.Concurrency)
+	freed := make(chan struct{}, 1)
 	defer func() {
 		wg.Wait()
 		close(results)
 		<-recorded
 	}()
+	// When busy, claim once a few slots are free rather than one query per
+	// finished attempt.
+	refill := max(1, d.cfg.Concurrency/8)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		free := d.cfg.Concurrency - len(slots)
-		var jobs []*storage.DeliveryJob
+		more := false
 		if free > 0 {
-			var err error
-			jobs, err = d.claim(ctx, min(free, d.cfg.ClaimBatch))
+			want := min(free, d.cfg.ClaimBatch)
+			jobs, err := d.claim(ctx, want)
 			if err != nil && ctx.Err() == nil {
 				d.cfg.Logger.ErrorContext(ctx, "claim deliveries", slog.Any("error", err))
 			}
+			for _, job := range jobs {
+				slots <- struct{}{}
+				wg.Go(func() {
+					defer func() {
+						<-slots
+						select {
+						case freed <- struct{}{}:
+						default:
+						}
+					}()
+					if res, ok := d.attempt(ctx, job); ok {
+						results <- res
+					}
+				})
+			}
+			more = len(jobs) == want
 		}
-		for _, job := range jobs {
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				res, ok := d.attempt(ctx, job)
-				if ok {
-					results <- res
+		if more {
+			// Busy: claim again once enough slots are free.
+			for d.cfg.Concurrency-len(slots) < refill {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-freed:
 				}
-			})
-		}
-		if len(jobs) > 0 && len(jobs) == min(free, d.cfg.ClaimBatch) {
-			continue // there may be more due right now
+			}
+			continue
 		}
 		timer.Reset(d.sleep(ctx))
 		select {
@@ -218,18 +236,23 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return nil
 		case <-d.wake:
 		case <-timer.C:
+		case <-freed: // a store under its cap may have more due
 		}
 	}
 }
 
 // sleep returns how long to wait before the next claim: until the next
-// delivery is due, at most PollInterval (the service clock may move).
+// delivery is due, or PollInterval when what is due could not be claimed
+// (its store is at its cap, or it is leased) or nothing is pending.
 func (d *Dispatcher) sleep(ctx context.Context) time.Duration {
 	next, err := d.cfg.Storage.DeliveryNextDue(ctx)
 	if err != nil || next.IsZero() {
 		return d.cfg.PollInterval
 	}
-	return min(max(next.Sub(d.cfg.Clock.Now()), time.Millisecond), d.cfg.PollInterval)
+	if wait := next.Sub(d.cfg.Clock.Now()); wait > 0 {
+		return min(wait, d.cfg.PollInterval)
+	}
+	return d.cfg.PollInterval
 }
 
 // recordLoop writes results in batches: whatever arrived while the
@@ -345,7 +368,9 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 		d.metrics.attempts.WithLabelValues(outcome).Inc()
 		d.metrics.latency.WithLabelValues(outcome).Observe(time.Since(wall).Seconds())
 	}
-	level := slog.LevelInfo
+	// Successes are routine (thousands a second); failures are what an
+	// operator looks for.
+	level := slog.LevelDebug
 	if failure != "" {
 		level = slog.LevelWarn
 	}

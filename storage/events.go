@@ -91,9 +91,10 @@ type DeliveryQueries interface {
 	// now, with a fresh attempt count; ErrNotFound when the store has no
 	// such event.
 	DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error)
-	// DeliveryNextDue returns when the earliest pending delivery is due
-	// (or its lease lapses), so the dispatcher can sleep until then; zero
-	// when none is pending.
+	// DeliveryNextDue returns when the earliest-due pending delivery can be
+	// claimed (its due time, or its lease's end when it is leased), so the
+	// dispatcher can sleep until then; zero when none is pending. It is a
+	// hint: other leased deliveries may lapse sooner.
 	DeliveryNextDue(ctx context.Context) (time.Time, error)
 	// DeliveryCounts returns how many deliveries are pending and failed.
 	DeliveryCounts(ctx context.Context) (pending, failed int, err error)

@@ -119,23 +119,31 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		now := micros(p.Now)
 		// Each store gets at most PerStore leases at once, counting the
 		// ones already out, so one slow receiver cannot take every worker.
+		// Candidates come from the due index in order, a bounded window
+		// that skips stores already at their cap: a store with a large
+		// backlog takes its share in one claim and is skipped in the next.
 		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_until = ?
 			WHERE event_id IN (
 				WITH leased AS (
-					SELECT store_id, count(*) AS n FROM deliveries
+					SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
 					WHERE lease_token <> '' AND lease_until > ? AND status = 'pending'
 					GROUP BY store_id
-				), due AS (
+				), candidates AS (
+					SELECT event_id, store_id, next_attempt_at FROM deliveries INDEXED BY deliveries_due
+					WHERE status = 'pending' AND next_attempt_at <= ? AND lease_until <= ?
+						AND store_id NOT IN (SELECT store_id FROM leased WHERE n >= ?)
+					ORDER BY next_attempt_at, event_id
+					LIMIT ?
+				), ranked AS (
 					SELECT event_id, store_id, next_attempt_at,
 						row_number() OVER (PARTITION BY store_id ORDER BY next_attempt_at, event_id) AS rn
-					FROM deliveries
-					WHERE status = 'pending' AND next_attempt_at <= ? AND lease_until <= ?
+					FROM candidates
 				)
-				SELECT due.event_id FROM due LEFT JOIN leased ON leased.store_id = due.store_id
-				WHERE due.rn <= ? - coalesce(leased.n, 0)
-				ORDER BY due.next_attempt_at, due.event_id
+				SELECT ranked.event_id FROM ranked LEFT JOIN leased ON leased.store_id = ranked.store_id
+				WHERE ranked.rn <= ? - coalesce(leased.n, 0)
+				ORDER BY ranked.next_attempt_at, ranked.event_id
 				LIMIT ?
-			)`, p.LeaseToken, micros(p.LeaseUntil), now, now, now, p.PerStore, p.Limit)
+			)`, p.LeaseToken, micros(p.LeaseUntil), now, now, now, p.PerStore, 4*p.Limit, p.PerStore, p.Limit)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -153,8 +161,8 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 // webhook URL and secret.
 func leasedJobs(ctx context.Context, w querier, token string) ([]*storage.DeliveryJob, error) {
 	rows, err := w.QueryContext(ctx, `SELECT e.id, e.store_id, e.type, e.body, d.attempts, s.webhook_url, s.webhook_secret
-		FROM deliveries d JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
-		WHERE d.lease_token = ? ORDER BY d.next_attempt_at, d.event_id`, token)
+		FROM deliveries d INDEXED BY deliveries_leased JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
+		WHERE d.lease_token = ? AND d.lease_token <> '' ORDER BY d.next_attempt_at, d.event_id`, token)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -230,12 +238,18 @@ func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string
 }
 
 func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
-	var next sql.NullInt64
-	err := q.r.QueryRowContext(ctx, `SELECT min(max(next_attempt_at, lease_until)) FROM deliveries WHERE status = 'pending'`).Scan(&next)
-	if err != nil || !next.Valid {
-		return time.Time{}, mapErr(err)
+	// The earliest pending delivery in the due index; when it is leased,
+	// its lease's end. A seek, not a scan: the dispatcher asks often.
+	var next, lease int64
+	err := q.r.QueryRowContext(ctx, `SELECT next_attempt_at, lease_until FROM deliveries INDEXED BY deliveries_due
+		WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`).Scan(&next, &lease)
+	if err != nil {
+		if err = mapErr(err); err == storage.ErrNotFound {
+			return time.Time{}, nil
+		}
+		return time.Time{}, err
 	}
-	return fromMicros(next.Int64), nil
+	return fromMicros(max(next, lease)), nil
 }
 
 func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {

@@ -22,6 +22,6 @@ CREATE TABLE deliveries (
     lease_token      TEXT NOT NULL DEFAULT '',
     lease_until      INTEGER NOT NULL DEFAULT 0
 ) STRICT;
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
-CREATE INDEX deliveries_leased ON deliveries (store_id) WHERE lease_token <> '';
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, event_id) WHERE status = 'pending';
+CREATE INDEX deliveries_leased ON deliveries (lease_token, store_id) WHERE lease_token <> '';
 CREATE INDEX deliveries_status ON deliveries (status);

@@ -1,0 +1,181 @@
+package events_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/sqlite"
+	"github.com/keelpay/keelpay/storage/storagetest"
+	"github.com/keelpay/keelpay/webhooks"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// benchEnv is a SQLite database with one store whose webhook URL is a
+// local receiver that verifies every signature.
+type benchEnv struct {
+	db       *sqlite.DB
+	store    *keelpay.Store
+	received atomic.Int64
+	invalid  atomic.Int64
+	mu       sync.Mutex
+	at       map[string]time.Time // event id -> receipt
+	srv      *httptest.Server
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	env := &benchEnv{db: db, at: map[string]time.Time{}}
+	env.store = storagetest.NewStoreRecord(time.Now().UTC())
+	v, err := webhooks.NewVerifier([]string{env.store.WebhookSecret})
+	if err != nil {
+		b.Fatal(err)
+	}
+	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := v.Verify(body, r.Header); err != nil {
+			env.invalid.Add(1)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		now := time.Now()
+		env.mu.Lock()
+		env.at[r.Header.Get(webhooks.HeaderID)] = now
+		env.mu.Unlock()
+		env.received.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(env.srv.Close)
+	env.store.WebhookURL = env.srv.URL
+	if err := db.StoreInsert(ctx, env.store); err != nil {
+		b.Fatal(err)
+	}
+	return env
+}
+
+func (env *benchEnv) event(b *testing.B) *keelpay.Event {
+	e, err := events.New(env.store.ID, keelpay.EventPaymentIntentSucceeded, map[string]any{
+		"id": keelpay.NewID(keelpay.PrefixPaymentIntent), "object": "payment_intent", "status": "succeeded",
+		"amount": 1999, "currency": "EUR", "reference": "order-12345",
+	}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkDispatcherThroughput: b.N events committed beforehand, then the
+// time for the dispatcher to deliver and record all of them.
+func BenchmarkDispatcherThroughput(b *testing.B) {
+	env := newBenchEnv(b)
+	ctx := context.Background()
+	for i := 0; i < b.N; i += 500 {
+		err := env.db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			for j := i; j < min(i+500, b.N); j++ {
+				if err := tx.EventInsert(ctx, env.event(b)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: env.db, PerStore: 128, PollInterval: time.Millisecond})
+	b.ReportAllocs()
+	b.ResetTimer()
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- d.Run(runCtx) }()
+	// Progress polls of a benchmark, not waits of a test: first until every
+	// delivery arrived, then until every attempt is recorded.
+	for env.received.Load() < int64(b.N) {
+		time.Sleep(time.Millisecond)
+	}
+	for {
+		pending, _, err := env.db.DeliveryCounts(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if pending == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	elapsed := b.Elapsed()
+	b.StopTimer()
+	cancel()
+	<-done
+	if env.invalid.Load() != 0 || env.received.Load() < int64(b.N) {
+		b.Fatalf("received %d (invalid %d) of %d", env.received.Load(), env.invalid.Load(), b.N)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "deliveries/s")
+}
+
+// BenchmarkDispatcherLatency: events committed one per transaction by 8
+// writers while the dispatcher runs; reports commit-to-receipt latency.
+func BenchmarkDispatcherLatency(b *testing.B) {
+	env := newBenchEnv(b)
+	ctx := context.Background()
+	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: env.db, PerStore: 128})
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- d.Run(runCtx) }()
+	var mu sync.Mutex
+	committed := make(map[string]time.Time, b.N)
+	b.ResetTimer()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				e := env.event(b)
+				if err := env.db.EventInsert(ctx, e); err != nil {
+					b.Error(err)
+					return
+				}
+				now := time.Now()
+				mu.Lock()
+				committed[e.ID] = now
+				mu.Unlock()
+				d.Notify()
+			}
+		})
+	}
+	wg.Wait()
+	for env.received.Load() < int64(b.N) {
+		time.Sleep(time.Millisecond) // a benchmark's progress poll, not a test wait
+	}
+	b.StopTimer()
+	cancel()
+	<-done
+	lat := make([]time.Duration, 0, b.N)
+	env.mu.Lock()
+	for id, c := range committed {
+		lat = append(lat, max(env.at[id].Sub(c), 0))
+	}
+	env.mu.Unlock()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+}
