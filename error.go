@@ -48,6 +48,10 @@ const (
 	// CodePaymentIntentUnexpectedState answers a confirm of an intent that
 	// cannot be confirmed now (processing, succeeded, canceled).
 	CodePaymentIntentUnexpectedState Code = "payment_intent_unexpected_state"
+	// CodeCardSessionUnexpectedState answers a capture with a card session
+	// that is no longer open (completed or expired); details.status holds
+	// its status.
+	CodeCardSessionUnexpectedState Code = "card_session_unexpected_state"
 )
 
 // Refund codes (spec 7.5).

@@ -102,6 +102,10 @@ type PaymentIntent struct {
 	// AttemptID is the current or last payment attempt's id, the provider's
 	// idempotency key. Set while processing or requires_action.
 	AttemptID string
+	// MerchantID is the merchant at the provider that the current or last
+	// attempt was made with: lookups and voids must ask that merchant even
+	// if the store was bound to another application since.
+	MerchantID string
 	// AttemptAt is when the current attempt was recorded; the reconciler's
 	// schedule and the 3D Secure wait count from it.
 	AttemptAt time.Time

@@ -1,5 +1,86 @@
 package storage
 
+import (
+	"context"
+	"time"
+)
+
+// IdempotencyRecord is one Idempotency-Key of a store: the fingerprint of
+// the request that first used it and, once that request finished, its
+// response. While the request runs, the record is locked: Status is 0 and
+// only the holder of LockToken may complete or release it.
+type IdempotencyRecord struct {
+	StoreID string
+	Key     string
+	// Fingerprint identifies the request (httpapi: SHA-256 of method, path
+	// and body); the same key with another fingerprint is a client error.
+	Fingerprint []byte
+	// LockToken identifies the run that holds (or held) the key.
+	LockToken string
+	// LockedUntil is when an unfinished run counts as abandoned (its
+	// process died) and another run with the same fingerprint may take the
+	// key over. Zero once completed.
+	LockedUntil time.Time
+	CreatedAt   time.Time
+	// ExpiresAt is when the record stops counting: from then on it is
+	// ignored, overwritten by the next use of the key and deleted by
+	// IdempotencyDeleteExpired.
+	ExpiresAt time.Time
+	// Status and Body are the stored response; Status is 0 (and Body nil)
+	// while the request runs.
+	Status int
+	Body   []byte
+}
+
+// Completed reports whether the record holds a response.
+func (r *IdempotencyRecord) Completed() bool { return r.Status != 0 }
+
+// IdempotencyBeginParams locks a key for one run.
+type IdempotencyBeginParams struct {
+	StoreID     string
+	Key         string
+	Fingerprint []byte
+	// LockToken identifies this run (random, unique); IdempotencyComplete
+	// and IdempotencyRelease must present it.
+	LockToken   string
+	Now         time.Time
+	LockedUntil time.Time
+	ExpiresAt   time.Time
+}
+
+// IdempotencyCompleteParams stores the response of a run.
+type IdempotencyCompleteParams struct {
+	StoreID   string
+	Key       string
+	LockToken string
+	Status    int
+	Body      []byte
+}
+
 // IdempotencyQueries keeps the responses of requests made with an
-// Idempotency-Key.
-type IdempotencyQueries interface{}
+// Idempotency-Key, so that a retry with the same key is answered with the
+// first response instead of running again. The rows are the truth across
+// every process on one database; keys are scoped per store.
+type IdempotencyQueries interface {
+	// IdempotencyBegin locks (StoreID, Key) for the run p.LockToken and
+	// returns began true with the new record, atomically, when the key is
+	// free: no record, an expired record (ExpiresAt <= Now, whatever its
+	// fingerprint or state), or an unfinished record whose lock lapsed
+	// (LockedUntil <= Now) with the same fingerprint. Otherwise it changes
+	// nothing and returns the existing record with began false: completed,
+	// still locked, or abandoned under another fingerprint. Of concurrent
+	// calls for one free key exactly one begins.
+	IdempotencyBegin(ctx context.Context, p IdempotencyBeginParams) (rec *IdempotencyRecord, began bool, err error)
+	// IdempotencyComplete stores the response (p.Status > 0) of the run
+	// that holds the key and unlocks it; ExpiresAt stays as Begin set it. ErrNotFound when
+	// the key is not locked by p.LockToken (it lapsed and was taken over,
+	// or was already completed or released).
+	IdempotencyComplete(ctx context.Context, p IdempotencyCompleteParams) error
+	// IdempotencyRelease deletes the record of a run that stored nothing
+	// (the request was rejected before it started), so the key is free at
+	// once. ErrNotFound when the key is not locked by lockToken.
+	IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error
+	// IdempotencyDeleteExpired deletes up to limit records, of any store,
+	// whose ExpiresAt <= now, and returns how many it deleted.
+	IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error)
+}

@@ -1,4 +1,90 @@
 package storage
 
+import (
+	"context"
+	"time"
+
+	"github.com/keelpay/keelpay"
+)
+
+// PaymentIntentListParams selects a page of a store's payment intents.
+type PaymentIntentListParams struct {
+	StoreID string
+	// Limit is the most intents returned (1 to 100).
+	Limit int
+	// StartingAfter and EndingBefore are intent ids (at most one is set):
+	// the page after (older than) or before (newer than) that intent.
+	StartingAfter string
+	EndingBefore  string
+}
+
+// PaymentIntentCounts counts every store's payment intents, for metrics.
+type PaymentIntentCounts struct {
+	// ByStatus has an entry for each status that occurs.
+	ByStatus map[keelpay.PaymentIntentStatus]int
+	// OutcomeUnknown counts the processing intents whose last_error is
+	// outcome_unknown: charges nobody knows the outcome of yet.
+	OutcomeUnknown int
+}
+
 // PaymentQueries reads and writes card sessions, cards and payment intents.
-type PaymentQueries interface{}
+//
+// Reads that serve a client take the store id, so another store's object is
+// not found. The queries of the background workers (the List...Due methods,
+// [PaymentQueries.PaymentIntentGetByAttempt], the counts) range over every
+// store: they serve the service, not a client.
+type PaymentQueries interface {
+	// CardSessionInsert adds a card session. ErrDuplicate when its id is
+	// taken.
+	CardSessionInsert(ctx context.Context, s *keelpay.CardSession) error
+	// CardSessionGet returns a card session of a store, or ErrNotFound.
+	CardSessionGet(ctx context.Context, storeID, id string) (*keelpay.CardSession, error)
+	// CardSessionComplete marks an open card session, whose expiry is
+	// after now, completed with the card saved through it. ErrNotFound
+	// when the store has no such session; ErrConflict when it is not open
+	// or has expired (so two captures cannot both complete it).
+	CardSessionComplete(ctx context.Context, storeID, id, cardID string, now time.Time) error
+	// CardSessionExpireDue marks every open card session whose expiry is
+	// at or before now expired and returns how many it marked.
+	CardSessionExpireDue(ctx context.Context, now time.Time) (int, error)
+
+	// CardInsert adds a saved card. ErrDuplicate when its id is taken.
+	CardInsert(ctx context.Context, c *keelpay.Card) error
+	// CardGet returns a card of a store, or ErrNotFound.
+	CardGet(ctx context.Context, storeID, id string) (*keelpay.Card, error)
+	// CardUpdateStatus sets a card's status; ErrNotFound when the store
+	// has no such card.
+	CardUpdateStatus(ctx context.Context, storeID, id string, status keelpay.CardStatus) error
+
+	// PaymentIntentInsert adds a payment intent. ErrDuplicate when its id
+	// is taken.
+	PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error
+	// PaymentIntentGet returns a payment intent of a store, or ErrNotFound.
+	PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error)
+	// PaymentIntentGetByAttempt returns the intent whose current or last
+	// attempt has this id, or ErrNotFound. It serves the provider's
+	// notifications, which name only the merchant and the attempt.
+	PaymentIntentGetByAttempt(ctx context.Context, attemptID string) (*keelpay.PaymentIntent, error)
+	// PaymentIntentUpdate writes pi (every field but ID, StoreID and
+	// CreatedAt) when the stored version is still expectedVersion, and
+	// sets pi.Version to expectedVersion+1. ErrConflict when the version
+	// moved, ErrNotFound when the store has no such intent. The version
+	// check is what lets only one of several concurrent confirms record an
+	// attempt, and only one process finish it.
+	PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error
+	// PaymentIntentList returns a page of a store's intents, newest first,
+	// and whether there are more beyond it in the direction of travel. A
+	// cursor that is not an intent of the store is ErrNotFound.
+	PaymentIntentList(ctx context.Context, p PaymentIntentListParams) (intents []*keelpay.PaymentIntent, hasMore bool, err error)
+	// PaymentIntentListReconcileDue returns at most limit intents in
+	// processing or requires_action whose ReconcileAt is set and at or
+	// before now, earliest first: attempts whose outcome the service must
+	// look up at the provider.
+	PaymentIntentListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error)
+	// PaymentIntentListExpireDue returns at most limit intents in
+	// requires_payment_method whose ExpiresAt is at or before now,
+	// earliest first.
+	PaymentIntentListExpireDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error)
+	// PaymentIntentCounts counts the intents of every store.
+	PaymentIntentCounts(ctx context.Context) (PaymentIntentCounts, error)
+}

@@ -55,5 +55,6 @@ type Executor interface {
 	EventQueries
 	DeliveryQueries
 	PaymentQueries
+	RefundQueries
 	IdempotencyQueries
 }

@@ -219,6 +219,10 @@ func mapErr(err error) error {
 	return err
 }
 
+// inTxKey marks the context of a transaction's fn, so that a nested
+// WithTx fails at once instead of deadlocking.
+type inTxKey struct{}
+
 // txRequest is one WithTx call waiting for the writer.
 type txRequest struct {
 	ctx  context.Context
@@ -234,6 +238,11 @@ type txRequest struct {
 // Once fn started, WithTx waits for the commit even if ctx is canceled, so
 // that a nil error always means committed and an error always means not.
 func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storage.Executor) error) error {
+	if ctx.Value(inTxKey{}) != nil {
+		// The writer is running the enclosing fn and would wait for
+		// itself forever.
+		panic("sqlite: WithTx (or a write outside the tx executor) called inside a transaction; use the tx executor")
+	}
 	req := &txRequest{ctx: ctx, fn: fn, done: make(chan struct{})}
 	select {
 	case db.reqs <- req:
@@ -300,7 +309,7 @@ func (db *DB) commitBatch(batch []*txRequest) {
 			continue
 		}
 		q := &queries{db: db, r: tx, w: tx}
-		req.pan, req.err = runFn(context.WithoutCancel(req.ctx), q, req.fn)
+		req.pan, req.err = runFn(context.WithValue(context.WithoutCancel(req.ctx), inTxKey{}, true), q, req.fn)
 		if req.err != nil || req.pan != nil {
 			if _, err := tx.ExecContext(ctx, "ROLLBACK TO tx"); err != nil {
 				// The transaction is unusable; fail the whole batch.

@@ -45,3 +45,17 @@ func TestReopenKeepsDataAndSkipsAppliedMigrations(t *testing.T) {
 }
 
 func storagetestNow() (t time.Time) { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
+
+func TestNestedWithTxPanicsInsteadOfDeadlocking(t *testing.T) {
+	t.Parallel()
+	db := open(t, filepath.Join(t.TempDir(), "keelpay.db"))
+	ctx := context.Background()
+	require.Panics(t, func() {
+		_ = db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			// The mistake: writing through db, not tx.
+			return db.StoreInsert(ctx, storagetest.NewStoreRecord(storagetestNow()))
+		})
+	})
+	// The writer is still alive.
+	require.NoError(t, db.StoreInsert(ctx, storagetest.NewStoreRecord(storagetestNow())))
+}

@@ -1,5 +1,300 @@
 package storagetest
 
-import "testing"
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
 
-func testIdempotency(t *testing.T, newStorage NewStorage) {}
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/storage"
+)
+
+func testIdempotency(t *testing.T, newStorage NewStorage) {
+	ctx := context.Background()
+	const (
+		lock = time.Minute
+		ttl  = 24 * time.Hour
+	)
+	fingerprint := func(s string) []byte { sum := sha256.Sum256([]byte(s)); return sum[:] }
+	// setup returns a fresh database with one store, and its id.
+	setup := func(t *testing.T) (storage.Storage, string) {
+		db := newStorage(t)
+		s := NewStoreRecord(t0)
+		require.NoError(t, db.StoreInsert(ctx, s))
+		return db, s.ID
+	}
+	// params begins key at now, locking for a minute and keeping a day.
+	params := func(storeID, key, fp, token string, now time.Time) storage.IdempotencyBeginParams {
+		return storage.IdempotencyBeginParams{StoreID: storeID, Key: key, Fingerprint: fingerprint(fp),
+			LockToken: token, Now: now, LockedUntil: now.Add(lock), ExpiresAt: now.Add(ttl)}
+	}
+	complete := func(storeID, key, token string, status int, body string) storage.IdempotencyCompleteParams {
+		return storage.IdempotencyCompleteParams{StoreID: storeID, Key: key, LockToken: token, Status: status, Body: []byte(body)}
+	}
+
+	t.Run("BeginLocksAFreeKey", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "POST /a {}", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		want := &storage.IdempotencyRecord{StoreID: store, Key: "k1", Fingerprint: fingerprint("POST /a {}"),
+			LockToken: "tok1", LockedUntil: t0.Add(lock), CreatedAt: t0, ExpiresAt: t0.Add(ttl)}
+		if diff := cmp.Diff(want, rec); diff != "" {
+			t.Errorf("begun record (-want +got):\n%s", diff)
+		}
+		require.False(t, rec.Completed())
+
+		// While it runs, another run gets the locked record, whatever its
+		// fingerprint, and changes nothing.
+		for _, fp := range []string{"POST /a {}", "POST /b {}"} {
+			got, began, err := db.IdempotencyBegin(ctx, params(store, "k1", fp, "tok2", t0.Add(time.Second)))
+			require.NoError(t, err)
+			require.False(t, began, fp)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("locked record (-want +got):\n%s", diff)
+			}
+		}
+	})
+
+	t.Run("CompleteStoresTheResponse", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 201, `{"id":"x"}`+"\n")))
+		want := &storage.IdempotencyRecord{StoreID: store, Key: "k1", Fingerprint: fingerprint("f"),
+			LockToken: "tok1", CreatedAt: t0, ExpiresAt: t0.Add(ttl), Status: 201, Body: []byte(`{"id":"x"}` + "\n")}
+		// A completed record is returned, not taken over, long after its
+		// lock would have lapsed and until it expires.
+		for _, at := range []time.Duration{time.Second, 2 * lock, ttl - time.Microsecond} {
+			got, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok2", t0.Add(at)))
+			require.NoError(t, err)
+			require.False(t, began, at)
+			require.True(t, got.Completed())
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("at +%v (-want +got):\n%s", at, diff)
+			}
+		}
+		// Only once.
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 500, "x")), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyRelease(ctx, store, "k1", "tok1"), storage.ErrNotFound)
+		got, _, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok3", t0))
+		require.NoError(t, err)
+		require.Equal(t, 201, got.Status)
+	})
+
+	t.Run("CompleteAndReleaseNeedTheLockToken", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k1", "other", 200, "x")), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyRelease(ctx, store, "k1", "other"), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "nope", "tok1", 200, "x")), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyRelease(ctx, "store_other", "k1", "tok1"), storage.ErrNotFound)
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok2", t0))
+		require.NoError(t, err)
+		require.False(t, began)
+		require.Equal(t, "tok1", rec.LockToken)
+		require.False(t, rec.Completed())
+	})
+
+	t.Run("ReleaseFreesTheKey", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.NoError(t, db.IdempotencyRelease(ctx, store, "k1", "tok1"))
+		require.ErrorIs(t, db.IdempotencyRelease(ctx, store, "k1", "tok1"), storage.ErrNotFound)
+		// Free at once, for any request.
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "g", "tok2", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.Equal(t, fingerprint("g"), rec.Fingerprint)
+	})
+
+	t.Run("AbandonedRunIsTakenOverBySameRequest", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+
+		// Not before the lock lapses.
+		_, began, err = db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok2", t0.Add(lock-time.Microsecond)))
+		require.NoError(t, err)
+		require.False(t, began)
+		// Another request never takes it over.
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "g", "tok2", t0.Add(lock)))
+		require.NoError(t, err)
+		require.False(t, began)
+		require.Equal(t, "tok1", rec.LockToken)
+		require.Equal(t, fingerprint("f"), rec.Fingerprint)
+
+		// The same request does, from the moment the lock lapses, with a
+		// fresh lock and expiry.
+		at := t0.Add(lock)
+		rec, began, err = db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok3", at))
+		require.NoError(t, err)
+		require.True(t, began)
+		want := &storage.IdempotencyRecord{StoreID: store, Key: "k1", Fingerprint: fingerprint("f"),
+			LockToken: "tok3", LockedUntil: at.Add(lock), CreatedAt: at, ExpiresAt: at.Add(ttl)}
+		if diff := cmp.Diff(want, rec); diff != "" {
+			t.Errorf("taken over (-want +got):\n%s", diff)
+		}
+
+		// The abandoned run can no longer store or release anything.
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 200, "old")), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyRelease(ctx, store, "k1", "tok1"), storage.ErrNotFound)
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok3", 200, "new")))
+		rec, _, err = db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok4", at))
+		require.NoError(t, err)
+		require.Equal(t, []byte("new"), rec.Body)
+	})
+
+	t.Run("ExpiredRecordIsOverwritten", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "done", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(store, "done", "tok1", 200, "x")))
+		_, began, err = db.IdempotencyBegin(ctx, params(store, "running", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+
+		// From ExpiresAt on, by any request.
+		at := t0.Add(ttl)
+		for _, key := range []string{"done", "running"} {
+			rec, began, err := db.IdempotencyBegin(ctx, params(store, key, "g", "tok2", at))
+			require.NoError(t, err)
+			require.True(t, began, key)
+			want := &storage.IdempotencyRecord{StoreID: store, Key: key, Fingerprint: fingerprint("g"),
+				LockToken: "tok2", LockedUntil: at.Add(lock), CreatedAt: at, ExpiresAt: at.Add(ttl)}
+			if diff := cmp.Diff(want, rec); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", key, diff)
+			}
+		}
+	})
+
+	t.Run("KeysAreScopedPerStore", func(t *testing.T) {
+		t.Parallel()
+		db, a := setup(t)
+		s := NewStoreRecord(t0)
+		require.NoError(t, db.StoreInsert(ctx, s))
+		b := s.ID
+		_, began, err := db.IdempotencyBegin(ctx, params(a, "k1", "f", "tok-a", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		rec, began, err := db.IdempotencyBegin(ctx, params(b, "k1", "g", "tok-b", t0))
+		require.NoError(t, err)
+		require.True(t, began, "another store's key is another key")
+		require.Equal(t, b, rec.StoreID)
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(a, "k1", "tok-a", 200, "a")))
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(b, "k1", "tok-a", 200, "a")), storage.ErrNotFound)
+		require.NoError(t, db.IdempotencyRelease(ctx, b, "k1", "tok-b"))
+		rec, began, err = db.IdempotencyBegin(ctx, params(a, "k1", "f", "tok-c", t0))
+		require.NoError(t, err)
+		require.False(t, began, "releasing store b's key left store a's")
+		require.Equal(t, []byte("a"), rec.Body)
+	})
+
+	t.Run("KeysAreCaseSensitive", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "key", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		_, began, err = db.IdempotencyBegin(ctx, params(store, "KEY", "f", "tok2", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+	})
+
+	t.Run("DeleteExpired", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		// Keys begun a minute apart; the first three completed.
+		for i := range 5 {
+			at := t0.Add(time.Duration(i) * time.Minute)
+			key, token := fmt.Sprintf("k%d", i), fmt.Sprintf("tok%d", i)
+			_, began, err := db.IdempotencyBegin(ctx, params(store, key, "f", token, at))
+			require.NoError(t, err)
+			require.True(t, began)
+			if i < 3 {
+				require.NoError(t, db.IdempotencyComplete(ctx, complete(store, key, token, 200, "x")))
+			}
+		}
+		// At t0+ttl+3m, k0 to k3 expired (k3, unfinished, exactly now).
+		now := t0.Add(ttl + 3*time.Minute)
+		n, err := db.IdempotencyDeleteExpired(ctx, now, 3)
+		require.NoError(t, err)
+		require.Equal(t, 3, n, "at most limit")
+		n, err = db.IdempotencyDeleteExpired(ctx, now, 100)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		n, err = db.IdempotencyDeleteExpired(ctx, now, 100)
+		require.NoError(t, err)
+		require.Zero(t, n)
+
+		// What was deleted is gone: a completion of it finds nothing. The
+		// record not yet expired is still there and locked.
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k3", "tok3", 200, "x")), storage.ErrNotFound)
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(store, "k4", "tok4", 200, "x")))
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k4", "g", "tok5", now))
+		require.NoError(t, err)
+		require.False(t, began)
+		require.Equal(t, 200, rec.Status)
+	})
+
+	t.Run("ConcurrentBeginsOneWins", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		var began atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				rec, ok, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", fmt.Sprintf("tok%d", i), t0))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					began.Add(1)
+				} else if rec.LockToken == fmt.Sprintf("tok%d", i) {
+					t.Errorf("run %d holds the lock but did not begin", i)
+				}
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, began.Load())
+	})
+
+	t.Run("InsideATransaction", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		var beganInTx bool
+		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			var err error
+			if _, beganInTx, err = tx.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0)); err != nil {
+				return err
+			}
+			return tx.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 200, "x"))
+		})
+		require.NoError(t, err)
+		require.True(t, beganInTx)
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok2", t0))
+		require.NoError(t, err)
+		require.False(t, began)
+		require.Equal(t, []byte("x"), rec.Body)
+	})
+}

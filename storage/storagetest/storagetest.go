@@ -35,6 +35,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Events":      testEvents,
 		"Deliveries":  testDeliveries,
 		"Payments":    testPayments,
+		"Refunds":     testRefunds,
 		"Idempotency": testIdempotency,
 	}
 	for name, test := range tests {

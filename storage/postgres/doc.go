@@ -1,0 +1,31 @@
+// Package postgres is the keelpay storage adapter for PostgreSQL (pgx v5
+// with a [pgxpool.Pool]): the distributed engine, for several processes
+// that serve one set of stores.
+//
+// Open connects, applies the embedded migrations it has not seen and
+// returns a [DB], which implements [storage.Storage]:
+//
+//	db, err := postgres.Open(ctx, postgres.Config{
+//		DSN:    "postgres://keelpay:secret@db.internal:5432/shop",
+//		Schema: "keelpay", // optional: keep keelpay's tables apart
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer db.Close()
+//
+// Processes that start together do not race: migrations run under an
+// advisory lock. Every guarantee of the storage contract holds across
+// processes, by PostgreSQL's own means: conditional updates and row locks
+// for state changes, FOR UPDATE SKIP LOCKED for delivery claims, advisory
+// locks for rate limits, INSERT ... ON CONFLICT for idempotency keys.
+// [DB.WithTx] runs at READ COMMITTED and runs its function again when the
+// database reports a serialisation failure or deadlock.
+//
+// Times are timestamptz, kept to the microsecond and read back in UTC; a
+// time that is not set is stored as -infinity and read back as the zero
+// time.
+//
+// Tests of other packages get a fresh database in a schema of its own from
+// [github.com/keelpay/keelpay/storage/postgres/postgrestest].
+package postgres

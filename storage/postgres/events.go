@@ -1,0 +1,251 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
+	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
+
+func scanEvent(row scanner) (*keelpay.Event, error) {
+	var e keelpay.Event
+	var body []byte
+	var next time.Time
+	err := row.Scan(&e.ID, &e.StoreID, &e.Type, &body, tsDst(&e.CreatedAt),
+		&e.Delivery.Status, &e.Delivery.Attempts, tsDst(&e.Delivery.LastAttemptAt), tsDst(&next),
+		&e.Delivery.LastStatusCode, &e.Delivery.LastFailure)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	e.Body = body
+	if e.Delivery.Status == keelpay.DeliveryPending {
+		e.Delivery.NextAttemptAt = next
+	}
+	return &e, nil
+}
+
+func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
+	err := q.write(ctx, func(w querier) error {
+		_, err := w.Exec(ctx, `WITH e AS (
+				INSERT INTO events (id, store_id, type, body, created_at) VALUES ($1, $2, $3, $4, $5)
+				RETURNING id, store_id, created_at)
+			INSERT INTO deliveries (event_id, store_id, status, next_attempt_at)
+			SELECT id, store_id, 'pending', created_at FROM e`,
+			e.ID, e.StoreID, e.Type, []byte(e.Body), ts(e.CreatedAt))
+		return mapErr(err)
+	})
+	if err != nil {
+		return err
+	}
+	e.Delivery = keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: e.CreatedAt}
+	return nil
+}
+
+func (q *queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
+	return scanEvent(q.q.QueryRow(ctx, `SELECT `+eventColumns+`
+		FROM events e JOIN deliveries d ON d.event_id = e.id
+		WHERE e.store_id = $1 AND e.id = $2`, storeID, id))
+}
+
+func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
+	where := "e.store_id = $1"
+	args := []any{p.StoreID}
+	if p.Type != "" {
+		args = append(args, p.Type)
+		where += " AND e.type = $" + strconv.Itoa(len(args))
+	}
+	order := "DESC"
+	cursor := p.StartingAfter
+	if p.EndingBefore != "" {
+		order, cursor = "ASC", p.EndingBefore
+	}
+	if cursor != "" {
+		var seq int64
+		err := q.q.QueryRow(ctx, `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, p.StoreID, cursor).Scan(&seq)
+		if err != nil {
+			return nil, false, mapErr(err)
+		}
+		args = append(args, seq)
+		if order == "DESC" {
+			where += " AND e.seq < $" + strconv.Itoa(len(args))
+		} else {
+			where += " AND e.seq > $" + strconv.Itoa(len(args))
+		}
+	}
+	args = append(args, p.Limit+1)
+	rows, err := q.q.Query(ctx, `SELECT `+eventColumns+`
+		FROM events e JOIN deliveries d ON d.event_id = e.id
+		WHERE `+where+` ORDER BY e.seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
+	events, err := collect(rows, err, scanEvent)
+	if err != nil {
+		return nil, false, err
+	}
+	hasMore := len(events) > p.Limit
+	if hasMore {
+		events = events[:p.Limit]
+	}
+	if order == "ASC" {
+		slices.Reverse(events)
+	}
+	return events, hasMore, nil
+}
+
+// claimReturning is what a claim returns: the job, and the due time it is
+// ordered by.
+const claimReturning = `RETURNING d.event_id, d.store_id, e.type, e.body, d.attempts,
+	s.webhook_url, s.webhook_secret, d.next_attempt_at`
+
+type claimed struct {
+	job  *storage.DeliveryJob
+	next time.Time
+}
+
+func scanClaimed(token string) func(scanner) (claimed, error) {
+	return func(row scanner) (claimed, error) {
+		c := claimed{job: &storage.DeliveryJob{LeaseToken: token}}
+		j := c.job
+		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret, tsDst(&c.next))
+		return c, mapErr(err)
+	}
+}
+
+func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
+	var got []claimed
+	err := q.write(ctx, func(w querier) error {
+		got = nil
+		b := &pgx.Batch{}
+		// Claims queue on one advisory lock, so that each counts the leases
+		// the claims before it committed and the per-store cap holds across
+		// processes. A claim is one short statement; rows that other
+		// transactions hold (a result being recorded, an event claimed in
+		// the transaction that creates it) are skipped, not waited for.
+		b.Queue(`SELECT pg_advisory_xact_lock($1)`, lockID(q.db.schema, "delivery_claim"))
+		// Candidates come from the due index in order, a bounded window
+		// that skips stores already at their cap: a store with a large
+		// backlog takes its share in one claim and is skipped in the next.
+		b.Queue(`WITH leased AS (
+				SELECT store_id, count(*) AS n FROM deliveries
+				WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
+				GROUP BY store_id
+			), candidates AS (
+				SELECT event_id, store_id, next_attempt_at FROM deliveries
+				WHERE status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+					AND store_id NOT IN (SELECT store_id FROM leased WHERE n >= $4)
+				ORDER BY next_attempt_at, event_id
+				LIMIT $5
+				FOR UPDATE SKIP LOCKED
+			), ranked AS (
+				SELECT event_id, store_id, next_attempt_at,
+					row_number() OVER (PARTITION BY store_id ORDER BY next_attempt_at, event_id) AS rn
+				FROM candidates
+			), picked AS (
+				SELECT ranked.event_id FROM ranked LEFT JOIN leased ON leased.store_id = ranked.store_id
+				WHERE ranked.rn <= $4 - coalesce(leased.n, 0)
+				ORDER BY ranked.next_attempt_at, ranked.event_id
+				LIMIT $6
+			)
+			UPDATE deliveries d SET lease_token = $1, lease_until = $2
+			FROM picked, events e, stores s
+			WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
+			`+claimReturning,
+			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, 4*p.Limit, p.Limit).Query(func(rows pgx.Rows) error {
+			var err error
+			got, err = collect(rows, nil, scanClaimed(p.LeaseToken))
+			return err
+		})
+		return mapErr(w.SendBatch(ctx, b).Close())
+	})
+	if err != nil || len(got) == 0 {
+		return nil, err
+	}
+	slices.SortFunc(got, func(a, b claimed) int {
+		return cmp.Or(a.next.Compare(b.next), cmp.Compare(a.job.EventID, b.job.EventID))
+	})
+	jobs := make([]*storage.DeliveryJob, len(got))
+	for i, c := range got {
+		jobs[i] = c.job
+	}
+	return jobs, nil
+}
+
+func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
+	var c claimed
+	err := q.write(ctx, func(w querier) error {
+		// A delivery that another transaction holds is being claimed or
+		// recorded: as good as leased.
+		var err error
+		c, err = scanClaimed(p.LeaseToken)(w.QueryRow(ctx, `WITH c AS (
+				SELECT event_id FROM deliveries
+				WHERE event_id = $3 AND status = 'pending' AND lease_until <= $4
+				FOR UPDATE SKIP LOCKED
+			)
+			UPDATE deliveries d SET lease_token = $1, lease_until = $2
+			FROM c, events e, stores s
+			WHERE d.event_id = c.event_id AND e.id = d.event_id AND s.id = d.store_id
+			`+claimReturning,
+			p.LeaseToken, ts(p.LeaseUntil), eventID, ts(p.Now)))
+		return err
+	})
+	return c.job, err
+}
+
+func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	// In event order, so that two overlapping records cannot deadlock.
+	results = slices.Clone(results)
+	slices.SortFunc(results, func(a, b storage.DeliveryResult) int { return cmp.Compare(a.EventID, b.EventID) })
+	return q.write(ctx, func(w querier) error {
+		b := &pgx.Batch{}
+		for _, r := range results {
+			d := r.Delivery
+			b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+				next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
+				WHERE event_id = $7 AND lease_token = $8`,
+				d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
+				r.EventID, r.LeaseToken)
+		}
+		return mapErr(w.SendBatch(ctx, b).Close())
+	})
+}
+
+func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
+	var e *keelpay.Event
+	err := q.write(ctx, func(w querier) error {
+		var err error
+		e, err = scanEvent(w.QueryRow(ctx, `UPDATE deliveries d SET status = 'pending', attempts = 0,
+				next_attempt_at = $1, lease_token = '', lease_until = '-infinity'
+			FROM events e WHERE e.id = d.event_id AND d.event_id = $2 AND d.store_id = $3
+			RETURNING `+eventColumns, ts(now), eventID, storeID))
+		return err
+	})
+	return e, err
+}
+
+func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
+	// The earliest pending delivery in the due index; when it is leased,
+	// its lease's end. A seek, not a scan: the dispatcher asks often.
+	var next time.Time
+	err := q.q.QueryRow(ctx, `SELECT greatest(next_attempt_at, lease_until) FROM deliveries
+		WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`).Scan(tsDst(&next))
+	if err = mapErr(err); err == storage.ErrNotFound {
+		return time.Time{}, nil
+	}
+	return next, err
+}
+
+func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
+	err = q.q.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'failed')
+		FROM deliveries`).Scan(&pending, &failed)
+	return pending, failed, mapErr(err)
+}

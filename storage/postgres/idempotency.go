@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/keelpay/keelpay/storage"
+)
+
+func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeginParams) (*storage.IdempotencyRecord, bool, error) {
+	var rec *storage.IdempotencyRecord
+	var began bool
+	err := q.write(ctx, func(w querier) error {
+		b := &pgx.Batch{}
+		// One statement decides, so that of concurrent runs exactly one
+		// locks the key: a conflicting row is overwritten only when it
+		// expired, or when its run was abandoned under the same request.
+		// When it is not, ON CONFLICT still locks it until the end of the
+		// transaction, so the SELECT after it reads the row that won.
+		b.Queue(`INSERT INTO idempotency_keys AS k
+				(store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, 0, '', $6, $7)
+			ON CONFLICT (store_id, key) DO UPDATE SET
+				fingerprint = excluded.fingerprint, lock_token = excluded.lock_token,
+				locked_until = excluded.locked_until, status = 0, body = '',
+				created_at = excluded.created_at, expires_at = excluded.expires_at
+			WHERE k.expires_at <= $6
+				OR (k.status = 0 AND k.locked_until <= $6 AND k.fingerprint = excluded.fingerprint)`,
+			p.StoreID, p.Key, p.Fingerprint, p.LockToken, ts(p.LockedUntil), ts(p.Now), ts(p.ExpiresAt),
+		).Exec(func(tag pgconn.CommandTag) error {
+			began = tag.RowsAffected() == 1
+			return nil
+		})
+		b.Queue(`SELECT store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at
+			FROM idempotency_keys WHERE store_id = $1 AND key = $2`, p.StoreID, p.Key,
+		).QueryRow(func(row pgx.Row) error {
+			var err error
+			rec, err = scanIdempotency(row)
+			return err
+		})
+		return mapErr(w.SendBatch(ctx, b).Close())
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return rec, began, nil
+}
+
+func scanIdempotency(row scanner) (*storage.IdempotencyRecord, error) {
+	var r storage.IdempotencyRecord
+	err := row.Scan(&r.StoreID, &r.Key, &r.Fingerprint, &r.LockToken, tsDst(&r.LockedUntil),
+		&r.Status, &r.Body, tsDst(&r.CreatedAt), tsDst(&r.ExpiresAt))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if len(r.Body) == 0 {
+		r.Body = nil
+	}
+	return &r, nil
+}
+
+func (q *queries) IdempotencyComplete(ctx context.Context, p storage.IdempotencyCompleteParams) error {
+	if p.Status <= 0 {
+		return fmt.Errorf("postgres: idempotency complete: status %d is not a response status", p.Status)
+	}
+	body := p.Body
+	if body == nil {
+		body = []byte{}
+	}
+	return q.write(ctx, func(w querier) error {
+		tag, err := w.Exec(ctx, `UPDATE idempotency_keys SET status = $1, body = $2, locked_until = '-infinity'
+			WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status = 0`,
+			p.Status, body, p.StoreID, p.Key, p.LockToken)
+		return affectedOne(tag, err)
+	})
+}
+
+func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
+	return q.write(ctx, func(w querier) error {
+		tag, err := w.Exec(ctx, `DELETE FROM idempotency_keys
+			WHERE store_id = $1 AND key = $2 AND lock_token = $3 AND status = 0`, storeID, key, lockToken)
+		return affectedOne(tag, err)
+	})
+}
+
+func (q *queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := q.write(ctx, func(w querier) error {
+		// Rows another transaction holds (a key being taken over) are left
+		// for the next call.
+		tag, err := w.Exec(ctx, `DELETE FROM idempotency_keys k USING (
+				SELECT store_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED) x
+			WHERE k.store_id = x.store_id AND k.key = x.key`, ts(now), limit)
+		n = tag.RowsAffected()
+		return mapErr(err)
+	})
+	return int(n), err
+}
+
+// affectedOne maps a statement that changed no row to ErrNotFound.
+func affectedOne(tag pgconn.CommandTag, err error) error {
+	if err != nil {
+		return mapErr(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}

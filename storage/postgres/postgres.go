@@ -1,0 +1,349 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/keelpay/keelpay/storage"
+)
+
+//go:embed migration/*.sql
+var migrations embed.FS
+
+// Config configures Open. The zero value of every field but DSN is its
+// default.
+type Config struct {
+	// DSN is the database to open, as a URL
+	// (postgres://user:password@host:5432/db?sslmode=disable) or in
+	// key=value form; pgxpool's pool_* parameters are honoured. Required.
+	DSN string
+	// MaxConns is the most connections the pool opens. Default: the DSN's
+	// pool_max_conns, else pgxpool's max(4, runtime.NumCPU()).
+	MaxConns int32
+	// Schema, when set, is the only schema on the search_path of every
+	// connection: keelpay's tables are created and used there. It must
+	// exist. Default: the search_path of the DSN or the server (usually
+	// public).
+	Schema string
+	// TxAttempts is how many times WithTx runs its function when the
+	// database keeps reporting a serialisation failure, deadlock or lock
+	// timeout (1: never again). Default TxAttemptsDefault.
+	TxAttempts int
+}
+
+// Defaults of Config.
+const (
+	TxAttemptsDefault = 5
+)
+
+// WithDefaults returns a copy of c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	c.TxAttempts = cmp.Or(max(c.TxAttempts, 0), TxAttemptsDefault)
+	return c
+}
+
+// DB is an open PostgreSQL database. It implements [storage.Storage] and is
+// safe to share between goroutines and between processes: every guarantee
+// of the storage contract holds across processes on one database.
+type DB struct {
+	*queries // the executor outside a transaction
+
+	pool   *pgxpool.Pool
+	cfg    Config
+	schema string // the schema the tables are in; it scopes advisory locks
+}
+
+var _ storage.Storage = (*DB)(nil)
+
+// Open connects to the database, applies the migrations it has not seen
+// (one process at a time: concurrent Opens wait for each other) and returns
+// a pool. An unreachable database is an error.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.DSN == "" {
+		return nil, errors.New("postgres: Config.DSN is required")
+	}
+	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	if cfg.Schema != "" {
+		pcfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
+	}
+	schema, err := migrate(ctx, pcfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	db := &DB{pool: pool, cfg: cfg, schema: schema}
+	db.queries = &queries{db: db, q: pool}
+	return db, nil
+}
+
+// Close closes the pool, waiting for the connections in use to be
+// released.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// migrate applies the embedded migrations on a connection of its own,
+// under a session advisory lock, and returns the schema they went to.
+// Closing the connection releases the lock whatever happened.
+func migrate(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return "", fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var schema string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
+		return "", fmt.Errorf("postgres: %w", mapErr(err))
+	}
+	if schema == "" {
+		return "", errors.New("postgres: no schema of the search_path exists")
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID(schema, "migrate")); err != nil {
+		return "", fmt.Errorf("postgres: migration lock: %w", mapErr(err))
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS keelpay_migrations (
+		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
+	}
+	rows, err := conn.Query(ctx, `SELECT version FROM keelpay_migrations`)
+	if err != nil {
+		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
+	}
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
+	}
+	names, err := fs.Glob(migrations, "migration/*.sql")
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		version, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
+		if err != nil {
+			return "", fmt.Errorf("postgres: migration %s: bad number", name)
+		}
+		if slices.Contains(applied, version) {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return "", err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO keelpay_migrations (version) VALUES ($1)`, version)
+			return err
+		})
+		if err != nil {
+			return "", fmt.Errorf("postgres: migration %s: %w", name, mapErr(err))
+		}
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lockID(schema, "migrate")); err != nil {
+		return "", fmt.Errorf("postgres: migration lock: %w", mapErr(err))
+	}
+	return schema, nil
+}
+
+// lockID names an advisory lock of the tables in schema, so that keelpay
+// databases in several schemas of one PostgreSQL database do not share
+// locks.
+func lockID(schema string, name ...string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("keelpay\x00" + schema))
+	for _, n := range name {
+		h.Write([]byte("\x00" + n))
+	}
+	return int64(h.Sum64())
+}
+
+// PostgreSQL error codes mapErr knows.
+const (
+	codeUniqueViolation      = "23505"
+	codeSerializationFailure = "40001"
+	codeDeadlockDetected     = "40P01"
+	codeLockNotAvailable     = "55P03"
+)
+
+// mapErr is the one place that looks at driver errors: it maps them to the
+// storage sentinels, wrapping so the detail stays in logs.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return storage.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case codeUniqueViolation:
+			return fmt.Errorf("%w: %v", storage.ErrDuplicate, err)
+		case codeSerializationFailure, codeDeadlockDetected, codeLockNotAvailable:
+			return &transientError{err}
+		}
+	}
+	return err
+}
+
+// transientError is an ErrConflict that the database reported: the
+// transaction lost a race it can win when run again, unlike a version
+// mismatch, which running again would only repeat.
+type transientError struct{ err error }
+
+func (e *transientError) Error() string   { return storage.ErrConflict.Error() + ": " + e.err.Error() }
+func (e *transientError) Unwrap() []error { return []error{storage.ErrConflict, e.err} }
+
+// WithTx runs fn in a READ COMMITTED transaction and commits it. Exclusive
+// state changes do not rely on the isolation level: they are conditional
+// updates (on a version or status), row locks, or advisory locks. When the
+// database reports a serialisation failure, deadlock or lock timeout, the
+// transaction is rolled back and fn is run again, up to
+// [Config.TxAttempts] times in all, after a short random pause. The
+// commit is not interrupted by ctx, so that a canceled caller is not left
+// unsure whether it committed.
+func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storage.Executor) error) error {
+	return db.retry(ctx, func() error {
+		tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+		if err != nil {
+			return mapErr(err)
+		}
+		// After a commit this does nothing; after an error or a panic in
+		// fn it rolls back.
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		if err := fn(ctx, &queries{db: db, q: tx, inTx: true}); err != nil {
+			return err
+		}
+		return mapErr(tx.Commit(context.WithoutCancel(ctx)))
+	})
+}
+
+// retry runs fn until it succeeds, fails for good, or has run
+// cfg.TxAttempts times.
+func (db *DB) retry(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var te *transientError
+		if err == nil || attempt >= db.cfg.TxAttempts || !errors.As(err, &te) {
+			return err
+		}
+		// Exponential backoff from 2ms, capped at 64ms, with jitter so that
+		// the transactions that collided do not collide again.
+		ceiling := time.Millisecond << min(attempt, 6)
+		pause := ceiling/2 + rand.N(ceiling/2)
+		timer := time.NewTimer(pause)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return err
+		}
+	}
+}
+
+// querier is what a pool and a transaction have in common.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// queries implements storage.Executor on the pool or, inside WithTx, on a
+// transaction. Each method is one statement or one batch (which PostgreSQL
+// runs as one implicit transaction), so it is atomic on the pool too.
+type queries struct {
+	db   *DB
+	q    querier
+	inTx bool
+}
+
+// write runs a statement or batch that changes something. Outside a
+// transaction it is retried after a transient failure; inside one, the
+// failure goes to WithTx, which runs the whole transaction again.
+func (q *queries) write(ctx context.Context, fn func(q querier) error) error {
+	if q.inTx {
+		return fn(q.q)
+	}
+	return q.db.retry(ctx, func() error { return fn(q.q) })
+}
+
+// scanner is what pgx.Row and pgx.Rows have in common.
+type scanner interface{ Scan(dest ...any) error }
+
+// collect scans every row with scan and closes rows.
+func collect[T any](rows pgx.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
+	return out, mapErr(err)
+}
+
+// placeholders returns "$1, $2, ..., $n".
+func placeholders(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(i+1))
+	}
+	return b.String()
+}
+
+// ts is the value of a time column: the instant to the microsecond (the
+// driver truncates), and the zero time as -infinity.
+func ts(t time.Time) pgtype.Timestamptz {
+	if t.IsZero() {
+		return pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
+	}
+	return pgtype.Timestamptz{Time: t, Valid: true}
+}
+
+// tsDst scans a time column into *t, the inverse of ts: in UTC, and
+// -infinity (or NULL) as the zero time.
+func tsDst(t *time.Time) pgtype.TimestamptzScanner { return timeDst{t} }
+
+type timeDst struct{ t *time.Time }
+
+func (d timeDst) ScanTimestamptz(v pgtype.Timestamptz) error {
+	switch {
+	case !v.Valid || v.InfinityModifier == pgtype.NegativeInfinity:
+		*d.t = time.Time{}
+	case v.InfinityModifier == pgtype.Finite:
+		*d.t = v.Time.UTC()
+	default:
+		return errors.New("postgres: infinite time")
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package postgres_test
+
+import (
+	"context"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/postgres"
+	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
+	"github.com/keelpay/keelpay/storage/storagetest"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	postgrestest.DSN(t)
+	storagetest.Run(t, func(t *testing.T) storage.Storage { return postgrestest.NewDB(t) })
+}
+
+func TestOpenConcurrentlyMigratesOnce(t *testing.T) {
+	t.Parallel()
+	schema := postgrestest.NewSchema(t)
+	ctx := context.Background()
+	// Processes starting together against an empty schema.
+	dbs := make([]*postgres.DB, 4)
+	var wg sync.WaitGroup
+	for i := range dbs {
+		wg.Go(func() { dbs[i] = postgrestest.Open(t, schema) })
+	}
+	wg.Wait()
+	s := storagetest.NewStoreRecord(t0)
+	require.NoError(t, dbs[0].StoreInsert(ctx, s))
+	for _, db := range dbs {
+		got, err := db.StoreGetByID(ctx, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, s.ClientID, got.ClientID)
+	}
+	// Reopening keeps the data and applies nothing twice.
+	again := postgrestest.Open(t, schema)
+	_, err := again.StoreGetByID(ctx, s.ID)
+	require.NoError(t, err)
+	files, err := fs.Glob(postgres.Migrations, "migration/*.sql")
+	require.NoError(t, err)
+	var applied int
+	require.NoError(t, postgres.Pool(again).QueryRow(ctx, `SELECT count(*) FROM keelpay_migrations`).Scan(&applied))
+	require.Equal(t, len(files), applied)
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, err := postgres.Open(ctx, postgres.Config{})
+	require.ErrorContains(t, err, "DSN is required")
+	_, err = postgres.Open(ctx, postgres.Config{DSN: "postgres://nobody@127.0.0.1:1/x?connect_timeout=1"})
+	require.Error(t, err)
+	_, err = postgres.Open(ctx, postgres.Config{DSN: postgrestest.DSN(t), Schema: "kp_does_not_exist"})
+	require.ErrorContains(t, err, "no schema")
+}
+
+func TestTimesAreUTCMicroseconds(t *testing.T) {
+	t.Parallel()
+	db := postgrestest.NewDB(t)
+	ctx := context.Background()
+	s := storagetest.NewStoreRecord(time.Date(2026, 11, 21, 12, 0, 0, 123456789, time.FixedZone("CET", 3600)))
+	s.UpdatedAt = time.Time{}
+	require.NoError(t, db.StoreInsert(ctx, s))
+	got, err := db.StoreGetByID(ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2026, 11, 21, 11, 0, 0, 123456000, time.UTC), got.CreatedAt)
+	require.Equal(t, time.Time{}, got.UpdatedAt, "the zero time stays zero")
+}
+
+// TestWithTxRunsAgainAfterDeadlock makes two transactions lock two stores
+// in opposite orders: PostgreSQL aborts one, which runs again and commits.
+func TestWithTxRunsAgainAfterDeadlock(t *testing.T) {
+	t.Parallel()
+	db := postgrestest.NewDB(t)
+	ctx := context.Background()
+	a, b := storagetest.NewStoreRecord(t0), storagetest.NewStoreRecord(t0)
+	require.NoError(t, db.StoreInsert(ctx, a))
+	require.NoError(t, db.StoreInsert(ctx, b))
+
+	var runs atomic.Int32
+	var firstLocks sync.WaitGroup
+	firstLocks.Add(2)
+	touch := func(ctx context.Context, tx storage.Executor, s *keelpay.Store) error {
+		cur, err := tx.StoreGetByID(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		cur.WebhookURL += "x"
+		return tx.StoreUpdate(ctx, cur, cur.Version)
+	}
+	swap := func(first, second *keelpay.Store) error {
+		return db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			n := runs.Add(1)
+			if err := touch(ctx, tx, first); err != nil {
+				return err
+			}
+			if n <= 2 { // the first run of each: wait until both hold a lock
+				firstLocks.Done()
+				firstLocks.Wait()
+			}
+			return touch(ctx, tx, second)
+		})
+	}
+	var errA, errB error
+	var wg sync.WaitGroup
+	wg.Go(func() { errA = swap(a, b) })
+	wg.Go(func() { errB = swap(b, a) })
+	wg.Wait()
+	require.NoError(t, errA)
+	require.NoError(t, errB)
+	require.EqualValues(t, 3, runs.Load(), "one of the two ran again")
+	for _, s := range []*keelpay.Store{a, b} {
+		got, err := db.StoreGetByID(ctx, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, s.WebhookURL+"xx", got.WebhookURL)
+	}
+}
+
+func TestWithTxReturnsVersionConflictsAsIs(t *testing.T) {
+	t.Parallel()
+	db := postgrestest.NewDB(t)
+	ctx := context.Background()
+	s := storagetest.NewStoreRecord(t0)
+	require.NoError(t, db.StoreInsert(ctx, s))
+	runs := 0
+	err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		runs++
+		stale := *s
+		return tx.StoreUpdate(ctx, &stale, 7)
+	})
+	require.ErrorIs(t, err, storage.ErrConflict)
+	require.Equal(t, 1, runs, "a version conflict is the caller's to handle")
+}
+
+// TestProcessesShareLimits runs claims and rate limits from several pools
+// (processes) on one schema at once.
+func TestProcessesShareLimits(t *testing.T) {
+	t.Parallel()
+	schema := postgrestest.NewSchema(t)
+	ctx := context.Background()
+	procs := []*postgres.DB{postgrestest.Open(t, schema), postgrestest.Open(t, schema), postgrestest.Open(t, schema)}
+	s := storagetest.NewStoreRecord(t0)
+	require.NoError(t, procs[0].StoreInsert(ctx, s))
+	for range 30 {
+		require.NoError(t, procs[0].EventInsert(ctx, storagetest.NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)))
+	}
+
+	var mu sync.Mutex
+	claimed := map[string]int{}
+	allowed := 0
+	var wg sync.WaitGroup
+	for i := range 24 {
+		db := procs[i%len(procs)]
+		wg.Go(func() {
+			p := storage.DeliveryClaimParams{Now: t0, LeaseUntil: t0.Add(time.Minute), Limit: 2, PerStore: 5,
+				LeaseToken: keelpay.NewID("lease_")}
+			jobs, err := db.DeliveryClaimDue(ctx, p)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			wait, err := db.RateLimitTake(ctx, t0, storage.RateLimit{Key: "shared", Limit: 7, Window: time.Minute})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, j := range jobs {
+				claimed[j.EventID]++
+			}
+			if wait == 0 {
+				allowed++
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, claimed, 5, "the per-store cap holds across processes")
+	for id, n := range claimed {
+		require.Equal(t, 1, n, "%s claimed twice", id)
+	}
+	require.Equal(t, 7, allowed, "the rate limit holds across processes")
+}

@@ -1,0 +1,36 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/keelpay/keelpay"
+)
+
+// RefundQueries reads and writes refunds.
+//
+// Reads that serve a client take the store id. The reconciler's queries
+// range over every store.
+type RefundQueries interface {
+	// RefundInsert adds a refund. ErrDuplicate when the intent already has
+	// a refund (one refund per intent), so two concurrent first sends
+	// cannot both create one.
+	RefundInsert(ctx context.Context, r *keelpay.Refund) error
+	// RefundGet returns a refund of a store, or ErrNotFound.
+	RefundGet(ctx context.Context, storeID, id string) (*keelpay.Refund, error)
+	// RefundGetByIntent returns the refund of a store's payment intent, or
+	// ErrNotFound.
+	RefundGetByIntent(ctx context.Context, storeID, paymentIntentID string) (*keelpay.Refund, error)
+	// RefundUpdate writes r (every field but ID, StoreID, PaymentIntentID
+	// and CreatedAt) when the stored version is still expectedVersion, and
+	// sets r.Version to expectedVersion+1. ErrConflict when the version
+	// moved, ErrNotFound when the store has no such refund.
+	RefundUpdate(ctx context.Context, r *keelpay.Refund, expectedVersion int64) error
+	// RefundDelete removes a refund at expectedVersion (a first send the
+	// provider could not take: nothing is kept). ErrConflict when the
+	// version moved, ErrNotFound when the store has no such refund.
+	RefundDelete(ctx context.Context, storeID, id string, expectedVersion int64) error
+	// RefundListReconcileDue returns at most limit pending refunds whose
+	// ReconcileAt is set and at or before now, earliest first.
+	RefundListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.Refund, error)
+}

@@ -1,0 +1,111 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/keelpay/keelpay/storage"
+)
+
+func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeginParams) (*storage.IdempotencyRecord, bool, error) {
+	var rec *storage.IdempotencyRecord
+	err := q.write(ctx, func(w querier) error {
+		now := micros(p.Now)
+		// One statement decides, so that of concurrent runs exactly one
+		// locks the key: a conflicting row is overwritten only when it
+		// expired, or when its run was abandoned under the same request.
+		_, err := w.ExecContext(ctx, `INSERT INTO idempotency_keys
+			(store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, 0, x'', ?, ?)
+			ON CONFLICT (store_id, key) DO UPDATE SET
+				fingerprint = excluded.fingerprint, lock_token = excluded.lock_token,
+				locked_until = excluded.locked_until, status = 0, body = x'',
+				created_at = excluded.created_at, expires_at = excluded.expires_at
+			WHERE idempotency_keys.expires_at <= ?
+				OR (idempotency_keys.status = 0 AND idempotency_keys.locked_until <= ?
+					AND idempotency_keys.fingerprint = excluded.fingerprint)`,
+			p.StoreID, p.Key, p.Fingerprint, p.LockToken, micros(p.LockedUntil), now, micros(p.ExpiresAt), now, now)
+		if err != nil {
+			return mapErr(err)
+		}
+		rec, err = scanIdempotency(w.QueryRowContext(ctx, `SELECT store_id, key, fingerprint, lock_token, locked_until,
+			status, body, created_at, expires_at FROM idempotency_keys WHERE store_id = ? AND key = ?`, p.StoreID, p.Key))
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return rec, !rec.Completed() && rec.LockToken == p.LockToken, nil
+}
+
+func scanIdempotency(row interface{ Scan(...any) error }) (*storage.IdempotencyRecord, error) {
+	var r storage.IdempotencyRecord
+	var lockedUntil, created, expires int64
+	err := row.Scan(&r.StoreID, &r.Key, &r.Fingerprint, &r.LockToken, &lockedUntil,
+		&r.Status, &r.Body, &created, &expires)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	r.LockedUntil = fromMicros(lockedUntil)
+	r.CreatedAt = fromMicros(created)
+	r.ExpiresAt = fromMicros(expires)
+	if len(r.Body) == 0 {
+		r.Body = nil
+	}
+	return &r, nil
+}
+
+func (q *queries) IdempotencyComplete(ctx context.Context, p storage.IdempotencyCompleteParams) error {
+	if p.Status <= 0 {
+		return fmt.Errorf("sqlite: idempotency complete: status %d is not a response status", p.Status)
+	}
+	body := p.Body
+	if body == nil {
+		body = []byte{}
+	}
+	return q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE idempotency_keys SET status = ?, body = ?, locked_until = 0
+			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`,
+			p.Status, body, p.StoreID, p.Key, p.LockToken)
+		return affectedOne(res, err)
+	})
+}
+
+func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
+	return q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `DELETE FROM idempotency_keys
+			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`, storeID, key, lockToken)
+		return affectedOne(res, err)
+	})
+}
+
+func (q *queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (
+			SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`, micros(now), limit)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err = res.RowsAffected()
+		return mapErr(err)
+	})
+	return int(n), err
+}
+
+// affectedOne maps a statement that changed no row to ErrNotFound.
+func affectedOne(res sql.Result, err error) error {
+	if err != nil {
+		return mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return mapErr(err)
+	}
+	if n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,456 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// scanner is what *sql.Row and *sql.Rows have in common.
+type scanner = interface{ Scan(...any) error }
+
+// jsonColumn encodes metadata or page origins; empty values are stored as
+// an empty object or array and read back as nil.
+func jsonColumn(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: encode column: %w", err)
+	}
+	return string(b), nil
+}
+
+func metadataColumn(m map[string]string) (string, error) {
+	if len(m) == 0 {
+		return "{}", nil
+	}
+	return jsonColumn(m)
+}
+
+func originsColumn(o []string) (string, error) {
+	if len(o) == 0 {
+		return "[]", nil
+	}
+	return jsonColumn(o)
+}
+
+func decodeMetadata(s string) (map[string]string, error) {
+	var m map[string]string
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("sqlite: decode metadata: %w", err)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+func decodeOrigins(s string) ([]string, error) {
+	var o []string
+	if err := json.Unmarshal([]byte(s), &o); err != nil {
+		return nil, fmt.Errorf("sqlite: decode page origins: %w", err)
+	}
+	if len(o) == 0 {
+		return nil, nil
+	}
+	return o, nil
+}
+
+// affected turns an UPDATE that changed no row into ErrNotFound, or, when
+// the row exists (exists reports it), into conflict.
+func affected(ctx context.Context, w querier, n int64, exists string, args []any, conflict error) error {
+	if n > 0 {
+		return nil
+	}
+	var count int
+	if err := w.QueryRowContext(ctx, exists, args...).Scan(&count); err != nil {
+		return mapErr(err)
+	}
+	if count == 0 {
+		return storage.ErrNotFound
+	}
+	return conflict
+}
+
+// Card sessions.
+
+const cardSessionColumns = `id, store_id, client_secret, customer_id, customer_name, customer_email,
+	customer_phone, page_origins, status, card_id, expires_at, created_at`
+
+func scanCardSession(row scanner) (*keelpay.CardSession, error) {
+	var s keelpay.CardSession
+	var origins string
+	var expires, created int64
+	err := row.Scan(&s.ID, &s.StoreID, &s.ClientSecret, &s.Customer.ID, &s.Customer.Name, &s.Customer.Email,
+		&s.Customer.Phone, &origins, &s.Status, &s.CardID, &expires, &created)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if s.PageOrigins, err = decodeOrigins(origins); err != nil {
+		return nil, err
+	}
+	s.ExpiresAt, s.CreatedAt = fromMicros(expires), fromMicros(created)
+	return &s, nil
+}
+
+func (q *queries) CardSessionInsert(ctx context.Context, s *keelpay.CardSession) error {
+	origins, err := originsColumn(s.PageOrigins)
+	if err != nil {
+		return err
+	}
+	return q.write(ctx, func(w querier) error {
+		_, err := w.ExecContext(ctx, `INSERT INTO card_sessions (`+cardSessionColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.StoreID, s.ClientSecret, s.Customer.ID, s.Customer.Name, s.Customer.Email,
+			s.Customer.Phone, origins, s.Status, s.CardID, micros(s.ExpiresAt), micros(s.CreatedAt))
+		return mapErr(err)
+	})
+}
+
+func (q *queries) CardSessionGet(ctx context.Context, storeID, id string) (*keelpay.CardSession, error) {
+	return scanCardSession(q.r.QueryRowContext(ctx, `SELECT `+cardSessionColumns+`
+		FROM card_sessions WHERE store_id = ? AND id = ?`, storeID, id))
+}
+
+func (q *queries) CardSessionComplete(ctx context.Context, storeID, id, cardID string, now time.Time) error {
+	return q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE card_sessions SET status = ?, card_id = ?
+			WHERE store_id = ? AND id = ? AND status = ? AND expires_at > ?`,
+			keelpay.CardSessionCompleted, cardID, storeID, id, keelpay.CardSessionOpen, micros(now))
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return mapErr(err)
+		}
+		return affected(ctx, w, n, `SELECT count(*) FROM card_sessions WHERE store_id = ? AND id = ?`,
+			[]any{storeID, id}, fmt.Errorf("%w: card session %s is not open", storage.ErrConflict, id))
+	})
+}
+
+func (q *queries) CardSessionExpireDue(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE card_sessions SET status = ? WHERE status = ? AND expires_at <= ?`,
+			keelpay.CardSessionExpired, keelpay.CardSessionOpen, micros(now))
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err = res.RowsAffected()
+		return mapErr(err)
+	})
+	return int(n), err
+}
+
+// Cards.
+
+const cardColumns = `id, store_id, customer_id, card_session_id, provider_token, brand, last4,
+	exp_month, exp_year, status, created_at`
+
+func scanCard(row scanner) (*keelpay.Card, error) {
+	var c keelpay.Card
+	var created int64
+	err := row.Scan(&c.ID, &c.StoreID, &c.CustomerID, &c.CardSessionID, &c.ProviderToken, &c.Brand, &c.Last4,
+		&c.ExpMonth, &c.ExpYear, &c.Status, &created)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	c.CreatedAt = fromMicros(created)
+	return &c, nil
+}
+
+func (q *queries) CardInsert(ctx context.Context, c *keelpay.Card) error {
+	return q.write(ctx, func(w querier) error {
+		_, err := w.ExecContext(ctx, `INSERT INTO cards (`+cardColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.StoreID, c.CustomerID, c.CardSessionID, c.ProviderToken, c.Brand, c.Last4,
+			c.ExpMonth, c.ExpYear, c.Status, micros(c.CreatedAt))
+		return mapErr(err)
+	})
+}
+
+func (q *queries) CardGet(ctx context.Context, storeID, id string) (*keelpay.Card, error) {
+	return scanCard(q.r.QueryRowContext(ctx, `SELECT `+cardColumns+` FROM cards WHERE store_id = ? AND id = ?`, storeID, id))
+}
+
+func (q *queries) CardUpdateStatus(ctx context.Context, storeID, id string, status keelpay.CardStatus) error {
+	return q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE cards SET status = ? WHERE store_id = ? AND id = ?`, status, storeID, id)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return mapErr(err)
+		} else if n == 0 {
+			return storage.ErrNotFound
+		}
+		return nil
+	})
+}
+
+// Payment intents.
+
+// intentColumns are every column but seq, in the order of intentValues.
+const intentColumns = `id, store_id, status, amount, currency,
+	customer_id, customer_name, customer_email, customer_phone,
+	description, reference, metadata, billing_country, billing_state, billing_postal_code,
+	page_origins, client_secret, card_id,
+	pm_brand, pm_last4, pm_exp_month, pm_exp_year, pm_saved,
+	authorization_code, order_id, refund_id,
+	last_error_code, last_error_decline_code, last_error_message,
+	next_action_type, next_action_url, cancellation_reason,
+	merchant_id, attempt_id, attempt_at, reconcile_at, reconcile_count,
+	succeeded_at, expires_at, created_at, updated_at, version`
+
+// intentValues returns pi's column values in the order of intentColumns.
+func intentValues(pi *keelpay.PaymentIntent) ([]any, error) {
+	metadata, err := metadataColumn(pi.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	origins, err := originsColumn(pi.PageOrigins)
+	if err != nil {
+		return nil, err
+	}
+	var billing keelpay.Billing
+	if pi.Billing != nil {
+		billing = *pi.Billing
+	}
+	var pm keelpay.PaymentMethod
+	if pi.PaymentMethod != nil {
+		pm = *pi.PaymentMethod
+	}
+	var le keelpay.LastError
+	if pi.LastError != nil {
+		le = *pi.LastError
+	}
+	var na keelpay.NextAction
+	if pi.NextAction != nil {
+		na = *pi.NextAction
+	}
+	return []any{
+		pi.ID, pi.StoreID, pi.Status, pi.Amount, pi.Currency,
+		pi.Customer.ID, pi.Customer.Name, pi.Customer.Email, pi.Customer.Phone,
+		pi.Description, pi.Reference, metadata, billing.Country, billing.State, billing.PostalCode,
+		origins, pi.ClientSecret, pi.CardID,
+		pm.Brand, pm.Last4, pm.ExpMonth, pm.ExpYear, pm.Saved,
+		pi.AuthorizationCode, pi.OrderID, pi.RefundID,
+		le.Code, le.DeclineCode, le.Message,
+		na.Type, na.URL, pi.CancellationReason,
+		pi.MerchantID, pi.AttemptID, micros(pi.AttemptAt), micros(pi.ReconcileAt), pi.ReconcileCount,
+		micros(pi.SucceededAt), micros(pi.ExpiresAt), micros(pi.CreatedAt), micros(pi.UpdatedAt), pi.Version,
+	}, nil
+}
+
+func scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
+	var pi keelpay.PaymentIntent
+	var metadata, origins string
+	var billing keelpay.Billing
+	var pm keelpay.PaymentMethod
+	var le keelpay.LastError
+	var na keelpay.NextAction
+	var attemptAt, reconcileAt, succeededAt, expiresAt, createdAt, updatedAt int64
+	err := row.Scan(
+		&pi.ID, &pi.StoreID, &pi.Status, &pi.Amount, &pi.Currency,
+		&pi.Customer.ID, &pi.Customer.Name, &pi.Customer.Email, &pi.Customer.Phone,
+		&pi.Description, &pi.Reference, &metadata, &billing.Country, &billing.State, &billing.PostalCode,
+		&origins, &pi.ClientSecret, &pi.CardID,
+		&pm.Brand, &pm.Last4, &pm.ExpMonth, &pm.ExpYear, &pm.Saved,
+		&pi.AuthorizationCode, &pi.OrderID, &pi.RefundID,
+		&le.Code, &le.DeclineCode, &le.Message,
+		&na.Type, &na.URL, &pi.CancellationReason,
+		&pi.MerchantID, &pi.AttemptID, &attemptAt, &reconcileAt, &pi.ReconcileCount,
+		&succeededAt, &expiresAt, &createdAt, &updatedAt, &pi.Version,
+	)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if pi.Metadata, err = decodeMetadata(metadata); err != nil {
+		return nil, err
+	}
+	if pi.PageOrigins, err = decodeOrigins(origins); err != nil {
+		return nil, err
+	}
+	if billing.Country != "" {
+		pi.Billing = &billing
+	}
+	if pm.Brand != "" {
+		pi.PaymentMethod = &pm
+	}
+	if le.Code != "" {
+		pi.LastError = &le
+	}
+	if na.Type != "" {
+		pi.NextAction = &na
+	}
+	pi.AttemptAt, pi.ReconcileAt, pi.SucceededAt = fromMicros(attemptAt), fromMicros(reconcileAt), fromMicros(succeededAt)
+	pi.ExpiresAt, pi.CreatedAt, pi.UpdatedAt = fromMicros(expiresAt), fromMicros(createdAt), fromMicros(updatedAt)
+	return &pi, nil
+}
+
+func (q *queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error {
+	values, err := intentValues(pi)
+	if err != nil {
+		return err
+	}
+	placeholders := strings.Repeat("?, ", len(values)-1) + "?"
+	return q.write(ctx, func(w querier) error {
+		_, err := w.ExecContext(ctx, `INSERT INTO payment_intents (`+intentColumns+`) VALUES (`+placeholders+`)`, values...)
+		return mapErr(err)
+	})
+}
+
+func (q *queries) PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error) {
+	return scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
+		FROM payment_intents WHERE store_id = ? AND id = ?`, storeID, id))
+}
+
+func (q *queries) PaymentIntentGetByAttempt(ctx context.Context, attemptID string) (*keelpay.PaymentIntent, error) {
+	if attemptID == "" {
+		return nil, storage.ErrNotFound
+	}
+	return scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
+		FROM payment_intents WHERE attempt_id = ?`, attemptID))
+}
+
+// intentUpdate is the SET clause of an update, derived from intentColumns,
+// and which of intentValues it takes: every column but the identity and
+// created_at.
+var intentUpdate = func() (u struct {
+	set  string
+	keep []int
+}) {
+	var assign []string
+	for i, col := range strings.Split(intentColumns, ",") {
+		col = strings.TrimSpace(col)
+		if col == "id" || col == "store_id" || col == "created_at" {
+			continue
+		}
+		assign = append(assign, col+" = ?")
+		u.keep = append(u.keep, i)
+	}
+	u.set = strings.Join(assign, ", ")
+	return u
+}()
+
+func (q *queries) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error {
+	next := *pi
+	next.Version = expectedVersion + 1
+	values, err := intentValues(&next)
+	if err != nil {
+		return err
+	}
+	args := make([]any, 0, len(intentUpdate.keep)+3)
+	for _, i := range intentUpdate.keep {
+		args = append(args, values[i])
+	}
+	args = append(args, pi.ID, pi.StoreID, expectedVersion)
+	err = q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE payment_intents SET `+intentUpdate.set+`
+			WHERE id = ? AND store_id = ? AND version = ?`, args...)
+		if err != nil {
+			return mapErr(err)
+		}
+		changed, err := res.RowsAffected()
+		if err != nil {
+			return mapErr(err)
+		}
+		return affected(ctx, w, changed, `SELECT count(*) FROM payment_intents WHERE id = ? AND store_id = ?`,
+			[]any{pi.ID, pi.StoreID},
+			fmt.Errorf("%w: payment intent %s is no longer at version %d", storage.ErrConflict, pi.ID, expectedVersion))
+	})
+	if err != nil {
+		return err
+	}
+	pi.Version = next.Version
+	return nil
+}
+
+func (q *queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntentListParams) ([]*keelpay.PaymentIntent, bool, error) {
+	where := "store_id = ?"
+	args := []any{p.StoreID}
+	order := "DESC"
+	cursor := p.StartingAfter
+	if p.EndingBefore != "" {
+		order, cursor = "ASC", p.EndingBefore
+	}
+	if cursor != "" {
+		var seq int64
+		err := q.r.QueryRowContext(ctx, `SELECT seq FROM payment_intents WHERE store_id = ? AND id = ?`, p.StoreID, cursor).Scan(&seq)
+		if err != nil {
+			return nil, false, mapErr(err)
+		}
+		if order == "DESC" {
+			where += " AND seq < ?"
+		} else {
+			where += " AND seq > ?"
+		}
+		args = append(args, seq)
+	}
+	args = append(args, p.Limit+1)
+	rows, err := q.r.QueryContext(ctx, `SELECT `+intentColumns+` FROM payment_intents
+		WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`, args...)
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	intents, err := collect(rows, scanIntent)
+	if err != nil {
+		return nil, false, err
+	}
+	hasMore := len(intents) > p.Limit
+	if hasMore {
+		intents = intents[:p.Limit]
+	}
+	if order == "ASC" {
+		slices.Reverse(intents)
+	}
+	return intents, hasMore, nil
+}
+
+func (q *queries) PaymentIntentListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
+	rows, err := q.r.QueryContext(ctx, `SELECT `+intentColumns+` FROM payment_intents
+		WHERE status IN (?, ?) AND reconcile_at <> 0 AND reconcile_at <= ?
+		ORDER BY reconcile_at, seq LIMIT ?`,
+		keelpay.IntentProcessing, keelpay.IntentRequiresAction, micros(now), limit)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return collect(rows, scanIntent)
+}
+
+func (q *queries) PaymentIntentListExpireDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
+	rows, err := q.r.QueryContext(ctx, `SELECT `+intentColumns+` FROM payment_intents
+		WHERE status = ? AND expires_at <= ? ORDER BY expires_at, seq LIMIT ?`,
+		keelpay.IntentRequiresPaymentMethod, micros(now), limit)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return collect(rows, scanIntent)
+}
+
+func (q *queries) PaymentIntentCounts(ctx context.Context) (storage.PaymentIntentCounts, error) {
+	c := storage.PaymentIntentCounts{ByStatus: map[keelpay.PaymentIntentStatus]int{}}
+	rows, err := q.r.QueryContext(ctx, `SELECT status, count(*), coalesce(sum(last_error_code = 'outcome_unknown'), 0)
+		FROM payment_intents GROUP BY status`)
+	if err != nil {
+		return c, mapErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var status keelpay.PaymentIntentStatus
+		var n, unknown int
+		if err := rows.Scan(&status, &n, &unknown); err != nil {
+			return c, mapErr(err)
+		}
+		c.ByStatus[status] = n
+		if status == keelpay.IntentProcessing {
+			c.OutcomeUnknown = unknown
+		}
+	}
+	return c, mapErr(rows.Err())
+}
