@@ -1,5 +1,161 @@
-// Package payments runs card sessions, cards and payment intents.
 package payments
 
-// Service runs card sessions, cards and payment intents.
-type Service struct{}
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// Lifetimes (API-DECISIONS, "Objects").
+const (
+	// CardSessionLifetime is how long a card session stays open.
+	CardSessionLifetime = 30 * time.Minute
+	// IntentLifetime is how long an intent may go unconfirmed before it
+	// expires.
+	IntentLifetime = 24 * time.Hour
+)
+
+// Defaults of Config and of Run.
+const (
+	// CallTimeoutDefault bounds each provider call.
+	CallTimeoutDefault = 30 * time.Second
+	// CallTimeoutMax is the largest CallTimeout: a call must be over
+	// before the reconciler's first look-up at the attempt, one minute
+	// after it, or the look-up could find an attempt that is still on its
+	// way to the provider and call it unknown.
+	CallTimeoutMax = 45 * time.Second
+	// RunEveryDefault is Run's interval when it is given none.
+	RunEveryDefault = 5 * time.Second
+)
+
+// workerBatch is how many intents a worker reads at once.
+const workerBatch = 100
+
+// Config configures a Service. Provider and Storage are required.
+type Config struct {
+	// CallTimeout bounds each call to the provider. Default
+	// CallTimeoutDefault; at most CallTimeoutMax.
+	CallTimeout time.Duration
+	// Clock decides every time the service keeps: expiry, the 3D Secure
+	// wait and the reconciler's schedule. Default keelpay.SystemClock.
+	Clock keelpay.Clock
+	// Logger gets failures of background work and of provider calls, with
+	// object ids only: never personal data or card details. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// Metrics is where the payment metrics are registered. Default: none
+	// (not registered).
+	Metrics prometheus.Registerer
+	// Provider charges cards. When it implements provider.Notifier, New
+	// registers [Service.Notify] with it.
+	Provider provider.Provider
+	// Storage keeps sessions, cards, intents and their events.
+	Storage storage.Storage
+}
+
+// WithDefaults returns a copy of c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	c.CallTimeout = min(cmp.Or(c.CallTimeout, CallTimeoutDefault), CallTimeoutMax)
+	if c.CallTimeout < 0 {
+		c.CallTimeout = CallTimeoutDefault
+	}
+	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c
+}
+
+// Service runs card sessions, cards and payment intents. It is safe for
+// concurrent use, and several Services (in several processes) may share
+// one database: every change of an intent is conditional on the version
+// it read, so only one of them records an attempt or finishes it.
+type Service struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+}
+
+// New returns a Service. It panics when Provider or Storage is missing,
+// or when Metrics already has the payment metrics.
+func New(cfg Config) *Service {
+	cfg = cfg.WithDefaults()
+	if cfg.Provider == nil || cfg.Storage == nil {
+		panic("payments: Config.Provider and Config.Storage are required")
+	}
+	s := &Service{cfg: cfg, log: cfg.Logger, metrics: newMetrics(cfg.Metrics, cfg.Storage)}
+	if n, ok := cfg.Provider.(provider.Notifier); ok {
+		n.SetNotifier(s.Notify)
+	}
+	return s
+}
+
+// now is the clock's time at the precision storage keeps.
+func (s *Service) now() time.Time { return s.cfg.Clock.Now().UTC().Truncate(time.Microsecond) }
+
+// call returns the context of one provider call: it outlives the caller's
+// cancellation (a charge cut off halfway is an unknown outcome) and is
+// bounded by CallTimeout.
+func (s *Service) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+}
+
+// metrics are the service's Prometheus metrics.
+type metrics struct {
+	attempts *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer, db storage.Storage) *metrics {
+	m := &metrics{attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "keelpay_payment_attempts_total",
+		Help: "Closed payment attempts by outcome (succeeded, failed, voided, canceled, not_sent) and last_error code.",
+	}, []string{"outcome", "code"})}
+	if reg != nil {
+		reg.MustRegister(m.attempts, &intentCollector{db: db})
+	}
+	return m
+}
+
+// intentCollector reports the intents by status and the unknown outcomes
+// as storage counts them at scrape time, so that every process reports the
+// same figures.
+type intentCollector struct {
+	db storage.Storage
+}
+
+var (
+	intentsDesc = prometheus.NewDesc("keelpay_payment_intents",
+		"Payment intents by status.", []string{"status"}, nil)
+	unknownDesc = prometheus.NewDesc("keelpay_payment_outcomes_unknown",
+		"Processing payment intents whose charge outcome is not known yet.", nil, nil)
+)
+
+var intentStatuses = []keelpay.PaymentIntentStatus{
+	keelpay.IntentRequiresPaymentMethod, keelpay.IntentRequiresAction, keelpay.IntentProcessing,
+	keelpay.IntentSucceeded, keelpay.IntentCanceled,
+}
+
+func (c *intentCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- intentsDesc
+	ch <- unknownDesc
+}
+
+func (c *intentCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := c.db.PaymentIntentCounts(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(intentsDesc, err)
+		ch <- prometheus.NewInvalidMetric(unknownDesc, err)
+		return
+	}
+	for _, st := range intentStatuses {
+		ch <- prometheus.MustNewConstMetric(intentsDesc, prometheus.GaugeValue, float64(counts.ByStatus[st]), string(st))
+	}
+	ch <- prometheus.MustNewConstMetric(unknownDesc, prometheus.GaugeValue, float64(counts.OutcomeUnknown))
+}

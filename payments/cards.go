@@ -1,0 +1,165 @@
+package payments
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// CreateCardSession opens a card session of the store for a customer: the
+// buyer's browser captures one card into it within CardSessionLifetime.
+func (s *Service) CreateCardSession(ctx context.Context, st *keelpay.Store, p CardSessionParams) (*keelpay.CardSession, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	id := keelpay.NewID(keelpay.PrefixCardSession)
+	cs := &keelpay.CardSession{
+		ID:           id,
+		StoreID:      st.ID,
+		ClientSecret: keelpay.NewID(id + "_secret_"),
+		Customer:     p.Customer,
+		PageOrigins:  p.PageOrigins,
+		Status:       keelpay.CardSessionOpen,
+		ExpiresAt:    now.Add(CardSessionLifetime),
+		CreatedAt:    now,
+	}
+	if err := s.cfg.Storage.CardSessionInsert(ctx, cs); err != nil {
+		return nil, fmt.Errorf("payments: insert card session: %w", err)
+	}
+	return cs, nil
+}
+
+// GetCardSession returns a card session of the store, or 404
+// card_session_not_found. An open session past its expiry is shown
+// expired, even before the expirer marked it.
+func (s *Service) GetCardSession(ctx context.Context, st *keelpay.Store, id string) (*keelpay.CardSession, error) {
+	if !keelpay.ValidID(keelpay.PrefixCardSession, id) {
+		return nil, errCardSessionNotFound()
+	}
+	cs, err := s.cfg.Storage.CardSessionGet(ctx, st.ID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errCardSessionNotFound()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payments: read card session: %w", err)
+	}
+	if cs.Status == keelpay.CardSessionOpen && !s.now().Before(cs.ExpiresAt) {
+		cs.Status = keelpay.CardSessionExpired
+	}
+	return cs, nil
+}
+
+// CaptureCard saves the buyer's card through an open card session (the
+// browser's call, with the session's client_secret): the provider
+// tokenises it, then the card, the completed session and the card.created
+// event are committed together. A wrong client_secret is 404
+// card_session_not_found; a session that is not open is 409
+// card_session_unexpected_state; a card the provider refuses is 422
+// card_rejected.
+func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID string, p CaptureParams) (*keelpay.Card, error) {
+	if err := p.Validate(s.now()); err != nil {
+		return nil, err
+	}
+	cs, err := s.GetCardSession(ctx, st, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(cs.ClientSecret), []byte(p.ClientSecret)) != 1 {
+		return nil, errCardSessionNotFound()
+	}
+	if cs.Status != keelpay.CardSessionOpen {
+		return nil, errSessionState(cs.Status)
+	}
+
+	callCtx, cancel := s.call(ctx)
+	saved, err := s.cfg.Provider.SaveCard(callCtx, p.Card.request(st.MerchantID))
+	cancel()
+	if err != nil {
+		if provider.KindOf(err) == provider.KindCardRejected {
+			return nil, errCardRejected()
+		}
+		if e := notSent(err); e != nil {
+			return nil, e
+		}
+		// Saving a card moves no money: whatever the provider did, the
+		// buyer may simply try again.
+		s.log.WarnContext(ctx, "save card failed", slog.String("store_id", st.ID),
+			slog.String("card_session", cs.ID), slog.Any("error", err))
+		return nil, errUnavailable(0)
+	}
+
+	now := s.now()
+	card := &keelpay.Card{
+		ID:            keelpay.NewID(keelpay.PrefixCard),
+		StoreID:       st.ID,
+		CustomerID:    cs.Customer.ID,
+		CardSessionID: cs.ID,
+		ProviderToken: saved.Token,
+		Brand:         saved.Brand,
+		Last4:         saved.Last4,
+		ExpMonth:      saved.ExpMonth,
+		ExpYear:       saved.ExpYear,
+		Status:        keelpay.CardActive,
+		CreatedAt:     now,
+	}
+	ev, err := events.New(st.ID, keelpay.EventCardCreated, NewCardObject(card), now)
+	if err != nil {
+		return nil, err
+	}
+	err = s.cfg.Storage.WithTx(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.CardSessionComplete(ctx, st.ID, cs.ID, card.ID, now); err != nil {
+			return err
+		}
+		if err := tx.CardInsert(ctx, card); err != nil {
+			return err
+		}
+		e := *ev
+		return tx.EventInsert(ctx, &e)
+	})
+	if errors.Is(err, storage.ErrConflict) {
+		// Another capture completed the session first, or it expired.
+		if cs, err := s.GetCardSession(ctx, st, cs.ID); err == nil && cs.Status != keelpay.CardSessionOpen {
+			return nil, errSessionState(cs.Status)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payments: commit capture: %w", err)
+	}
+	return card, nil
+}
+
+// GetCard returns a saved card of the store, or 404 card_not_found.
+func (s *Service) GetCard(ctx context.Context, st *keelpay.Store, id string) (*keelpay.Card, error) {
+	if !keelpay.ValidID(keelpay.PrefixCard, id) {
+		return nil, errCardNotFound()
+	}
+	c, err := s.cfg.Storage.CardGet(ctx, st.ID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errCardNotFound()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payments: read card: %w", err)
+	}
+	return c, nil
+}
+
+// expireSessions marks the open card sessions past their expiry expired.
+func (s *Service) expireSessions(ctx context.Context, now time.Time) error {
+	n, err := s.cfg.Storage.CardSessionExpireDue(ctx, now)
+	if err != nil {
+		return fmt.Errorf("payments: expire card sessions: %w", err)
+	}
+	if n > 0 {
+		s.log.DebugContext(ctx, "card sessions expired", slog.Int("count", n))
+	}
+	return nil
+}

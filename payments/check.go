@@ -1,0 +1,309 @@
+package payments
+
+import (
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/fields"
+)
+
+// The Check functions judge one request field each and return nil or a 400
+// invalid_request naming the field (details.field, details.code). The HTTP
+// decoder calls them field by field, so that the first failure in the
+// decided order is the one reported, including a wrong JSON type; the
+// Validate methods of the params call the same functions in the same order.
+// Messages name fields, never values. An empty string counts as missing.
+
+func invalid(field, code, msg string) error { return keelpay.InvalidRequest(field, code, msg) }
+
+func missing(field string) error {
+	return keelpay.InvalidRequest(field, "missing_"+lastSegment(field), field+" is required.")
+}
+
+func lastSegment(field string) string {
+	for i := len(field) - 1; i >= 0; i-- {
+		if field[i] == '.' {
+			return field[i+1:]
+		}
+	}
+	return field
+}
+
+// CheckAmount checks an intent's amount in minor units: 1 to 1000000000.
+func CheckAmount(n int64) error {
+	if !fields.Amount(n) {
+		return invalid("amount", "invalid_amount", "amount must be an integer from 1 to 1000000000 (minor units).")
+	}
+	return nil
+}
+
+// CheckCurrency checks a currency code against the store's currency and
+// returns it upper case: invalid_currency, then currency_not_supported (not
+// two decimal places), then currency_mismatch.
+func CheckCurrency(code, storeCurrency string) (string, error) {
+	if code == "" {
+		return "", missing("currency")
+	}
+	upper, detail := fields.Currency(code)
+	switch {
+	case detail == fields.DetailInvalidCurrency:
+		return "", invalid("currency", detail, "currency must be an ISO 4217 currency code.")
+	case detail == fields.DetailCurrencyNotSupported:
+		return "", invalid("currency", detail, "currency must have two decimal places.")
+	case upper != storeCurrency:
+		return "", invalid("currency", "currency_mismatch", "currency must be the store's currency.")
+	}
+	return upper, nil
+}
+
+// CheckCustomerID checks customer.id: 1 to 64 printable characters.
+func CheckCustomerID(s string) error {
+	return check(s, "customer.id", fields.CustomerID, "customer.id must be 1 to 64 printable characters.")
+}
+
+// CheckCustomerName checks customer.name: 1 to 200 characters without
+// control characters.
+func CheckCustomerName(s string) error {
+	return check(s, "customer.name", fields.Name, "customer.name must be 1 to 200 characters without control characters.")
+}
+
+// CheckCustomerEmail checks customer.email: a plain address.
+func CheckCustomerEmail(s string) error {
+	return check(s, "customer.email", fields.Email, "customer.email must be a plain e-mail address of at most 254 characters.")
+}
+
+// CheckCustomerPhone checks customer.phone: E.164.
+func CheckCustomerPhone(s string) error {
+	return check(s, "customer.phone", fields.Phone, "customer.phone must be an E.164 number such as +4915112345678.")
+}
+
+// CheckCustomer checks all four customer fields, in order; a customer with
+// no field set is missing_customer.
+func CheckCustomer(c keelpay.Customer) error {
+	if c == (keelpay.Customer{}) {
+		return missing("customer")
+	}
+	for _, err := range []error{CheckCustomerID(c.ID), CheckCustomerName(c.Name), CheckCustomerEmail(c.Email), CheckCustomerPhone(c.Phone)} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func check(s, field string, ok func(string) bool, msg string) error {
+	if s == "" {
+		return missing(field)
+	}
+	if !ok(s) {
+		return invalid(field, "invalid_"+lastSegment(field), msg)
+	}
+	return nil
+}
+
+// CheckDescription checks an intent's description: at most 1000 characters
+// without control characters.
+func CheckDescription(s string) error {
+	if !fields.Description(s) {
+		return invalid("description", "invalid_description", "description must be at most 1000 characters without control characters.")
+	}
+	return nil
+}
+
+// CheckReference checks an intent's reference: 1 to 100 printable
+// characters.
+func CheckReference(s string) error {
+	if !fields.Reference(s) {
+		return invalid("reference", "invalid_reference", "reference must be 1 to 100 printable characters.")
+	}
+	return nil
+}
+
+// ErrInvalidMetadata is the error of metadata that is not an object of at
+// most 50 string values with keys of 1 to 40 characters without brackets
+// and values of at most 500.
+func ErrInvalidMetadata() error {
+	return invalid("metadata", "invalid_metadata",
+		"metadata must be an object of at most 50 string values; keys 1 to 40 characters without [ or ], values at most 500.")
+}
+
+// CheckMetadata checks an intent's metadata.
+func CheckMetadata(m map[string]string) error {
+	if !fields.Metadata(m) {
+		return ErrInvalidMetadata()
+	}
+	return nil
+}
+
+// ErrInvalidBilling is the error of billing that is not an object.
+func ErrInvalidBilling() error {
+	return invalid("billing", "invalid_billing", "billing must be an object with country, state and postal_code.")
+}
+
+// CheckBillingCountry checks billing.country (required when billing is
+// given): an ISO 3166-1 alpha-2 code, returned upper case.
+func CheckBillingCountry(s string) (string, error) {
+	if s == "" {
+		return "", missing("billing.country")
+	}
+	code, ok := fields.CountryCode(s)
+	if !ok {
+		return "", invalid("billing.country", "invalid_country", "billing.country must be an ISO 3166-1 alpha-2 country code.")
+	}
+	return code, nil
+}
+
+// CheckBillingState checks billing.state: 1 to 50 characters without
+// control characters.
+func CheckBillingState(s string) error {
+	if !fields.State(s) {
+		return invalid("billing.state", "invalid_state", "billing.state must be 1 to 50 characters without control characters.")
+	}
+	return nil
+}
+
+// CheckBillingPostalCode checks billing.postal_code: 1 to 16 letters,
+// digits, spaces and hyphens.
+func CheckBillingPostalCode(s string) error {
+	if !fields.PostalCode(s) {
+		return invalid("billing.postal_code", "invalid_postal_code", "billing.postal_code must be 1 to 16 letters, digits, spaces and hyphens.")
+	}
+	return nil
+}
+
+// CheckBilling checks billing details in order and returns them with the
+// country upper case; nil is no billing.
+func CheckBilling(b *keelpay.Billing) (*keelpay.Billing, error) {
+	if b == nil {
+		return nil, nil
+	}
+	out := *b
+	var err error
+	if out.Country, err = CheckBillingCountry(b.Country); err != nil {
+		return nil, err
+	}
+	if b.State != "" {
+		if err := CheckBillingState(b.State); err != nil {
+			return nil, err
+		}
+	}
+	if b.PostalCode != "" {
+		if err := CheckBillingPostalCode(b.PostalCode); err != nil {
+			return nil, err
+		}
+	}
+	return &out, nil
+}
+
+// ErrInvalidPageOrigins is the error of page_origins that are not 1 to 10
+// distinct origins.
+func ErrInvalidPageOrigins() error {
+	return invalid("page_origins", "invalid_page_origins",
+		"page_origins must be 1 to 10 distinct origins scheme://host[:port] (https, or http for localhost), without a path.")
+}
+
+// CheckPageOrigins checks page_origins and returns them canonical.
+func CheckPageOrigins(list []string) ([]string, error) {
+	out, ok := fields.PageOrigins(list)
+	if !ok {
+		return nil, ErrInvalidPageOrigins()
+	}
+	return out, nil
+}
+
+// CheckPaymentMethod checks payment_method: a card id.
+func CheckPaymentMethod(s string) error {
+	if !keelpay.ValidID(keelpay.PrefixCard, s) {
+		return invalid("payment_method", "invalid_payment_method", "payment_method must be a card id.")
+	}
+	return nil
+}
+
+// CheckCancellationReason checks a client's cancellation_reason:
+// requested_by_customer, abandoned, duplicate or fraudulent.
+func CheckCancellationReason(s string) error {
+	if !fields.CancellationReason(s) {
+		return invalid("cancellation_reason", "invalid_cancellation_reason",
+			"cancellation_reason must be requested_by_customer, abandoned, duplicate or fraudulent.")
+	}
+	return nil
+}
+
+// CheckClientSecret checks that a client_secret is given; whether it is
+// the object's is decided when the object is read (a wrong one is not
+// found).
+func CheckClientSecret(s string) error {
+	if s == "" {
+		return missing("client_secret")
+	}
+	return nil
+}
+
+// CheckCardNumber checks a card number as typed (digits, with single
+// spaces or hyphens between them) and returns its digits: Luhn, 12 to 19
+// digits, else invalid_number.
+func CheckCardNumber(s string) (string, error) {
+	if s == "" {
+		return "", missing("number")
+	}
+	digits, ok := fields.CardNumber(s)
+	if !ok {
+		return "", invalid("number", "invalid_number", "number is not a valid card number.")
+	}
+	return digits, nil
+}
+
+// ErrInvalidExpiry is the invalid_expiry error of field exp_month or
+// exp_year.
+func ErrInvalidExpiry(field string) error {
+	return invalid(field, "invalid_expiry", "The card's expiry (exp_month, exp_year) is not valid or has passed.")
+}
+
+// CheckCardExpMonth checks exp_month: 1 to 12.
+func CheckCardExpMonth(month int64) error {
+	if month < 1 || month > 12 {
+		return ErrInvalidExpiry("exp_month")
+	}
+	return nil
+}
+
+// CheckCardExpiry checks exp_year, and the expiry as a whole at now: a
+// four-digit year at most 20 years ahead, not before the end of the month
+// (exp_month is blamed when only the month of the current year has
+// passed).
+func CheckCardExpiry(month, year int64, now time.Time) error {
+	if err := CheckCardExpMonth(month); err != nil {
+		return err
+	}
+	if year < 1000 || year > 9999 || year < int64(now.UTC().Year()) {
+		return ErrInvalidExpiry("exp_year")
+	}
+	if !fields.Expiry(int(month), int(year), now) {
+		if year == int64(now.UTC().Year()) {
+			return ErrInvalidExpiry("exp_month")
+		}
+		return ErrInvalidExpiry("exp_year")
+	}
+	return nil
+}
+
+// CheckCardCVC checks a CVC for the brand of the card number's digits: 3
+// digits, 4 for amex.
+func CheckCardCVC(cvc, digits string) error {
+	if cvc == "" {
+		return missing("cvc")
+	}
+	if !fields.CVC(cvc, fields.Brand(digits)) {
+		return invalid("cvc", "invalid_cvc", "cvc is not a valid security code for this card.")
+	}
+	return nil
+}
+
+// CheckCardName checks the optional cardholder name: 1 to 200 characters
+// without control characters.
+func CheckCardName(s string) error {
+	if !fields.Name(s) {
+		return invalid("name", "invalid_name", "name must be 1 to 200 characters without control characters.")
+	}
+	return nil
+}

@@ -1,0 +1,340 @@
+package payments
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// attemptPrefix starts the ids of payment attempts, the provider's
+// idempotency keys.
+const attemptPrefix = "att_"
+
+// CreateIntent creates a payment intent of the store in
+// requires_payment_method. A PaymentMethod that is not a card of the
+// customer is 404 card_not_found.
+func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentParams) (*keelpay.PaymentIntent, error) {
+	if err := p.Validate(st.Currency); err != nil {
+		return nil, err
+	}
+	var pm *keelpay.PaymentMethod
+	if p.PaymentMethod != "" {
+		card, err := s.customerCard(ctx, st, p.PaymentMethod, p.Customer.ID)
+		if err != nil {
+			return nil, err
+		}
+		pm = savedMethod(card)
+	}
+	now := s.now()
+	id := keelpay.NewID(keelpay.PrefixPaymentIntent)
+	pi := &keelpay.PaymentIntent{
+		ID:            id,
+		StoreID:       st.ID,
+		Status:        keelpay.IntentRequiresPaymentMethod,
+		Amount:        p.Amount,
+		Currency:      p.Currency,
+		Customer:      p.Customer,
+		Description:   p.Description,
+		Reference:     p.Reference,
+		Metadata:      p.Metadata,
+		Billing:       p.Billing,
+		PageOrigins:   p.PageOrigins,
+		ClientSecret:  keelpay.NewID(id + "_secret_"),
+		CardID:        p.PaymentMethod,
+		PaymentMethod: pm,
+		ExpiresAt:     now.Add(IntentLifetime),
+		CreatedAt:     now,
+		UpdatedAt:     now,
+		Version:       1,
+	}
+	if err := s.cfg.Storage.PaymentIntentInsert(ctx, pi); err != nil {
+		return nil, fmt.Errorf("payments: insert intent: %w", err)
+	}
+	return pi, nil
+}
+
+// GetIntent returns a payment intent of the store, or 404
+// payment_intent_not_found.
+func (s *Service) GetIntent(ctx context.Context, st *keelpay.Store, id string) (*keelpay.PaymentIntent, error) {
+	if !keelpay.ValidID(keelpay.PrefixPaymentIntent, id) {
+		return nil, errIntentNotFound()
+	}
+	pi, err := s.cfg.Storage.PaymentIntentGet(ctx, st.ID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errIntentNotFound()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payments: read intent: %w", err)
+	}
+	return pi, nil
+}
+
+// List limits (API-DECISIONS, "Lists").
+const (
+	ListLimitDefault = 10
+	ListLimitMax     = 100
+)
+
+// ListParams selects a page of a list: Limit 1 to 100 (0 is the default,
+// 10), and at most one of the cursors StartingAfter (older than that
+// object) and EndingBefore (newer).
+type ListParams struct {
+	Limit         int
+	StartingAfter string
+	EndingBefore  string
+}
+
+// ErrInvalidCursor is the 400 of a list cursor (starting_after or
+// ending_before) that is not the id of an object of the list.
+func ErrInvalidCursor(field string) error {
+	return keelpay.InvalidRequest(field, "invalid_"+field, field+" must be the id of a payment intent of the store.")
+}
+
+// ListIntents returns a page of the store's intents, newest first, and
+// whether there are more in the direction of travel. A cursor that is not
+// an intent of the store is 400 invalid_starting_after or
+// invalid_ending_before.
+func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListParams) ([]*keelpay.PaymentIntent, bool, error) {
+	if p.Limit == 0 {
+		p.Limit = ListLimitDefault
+	}
+	if p.Limit < 1 || p.Limit > ListLimitMax {
+		return nil, false, keelpay.InvalidRequest("limit", "invalid_limit", "limit must be an integer from 1 to 100.")
+	}
+	if p.StartingAfter != "" && !keelpay.ValidID(keelpay.PrefixPaymentIntent, p.StartingAfter) {
+		return nil, false, ErrInvalidCursor("starting_after")
+	}
+	if p.EndingBefore != "" && p.StartingAfter != "" {
+		return nil, false, keelpay.InvalidRequest("ending_before", "invalid_ending_before",
+			"starting_after and ending_before cannot be given together.")
+	}
+	if p.EndingBefore != "" && !keelpay.ValidID(keelpay.PrefixPaymentIntent, p.EndingBefore) {
+		return nil, false, ErrInvalidCursor("ending_before")
+	}
+	intents, more, err := s.cfg.Storage.PaymentIntentList(ctx, storage.PaymentIntentListParams{
+		StoreID: st.ID, Limit: p.Limit, StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore,
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		if p.StartingAfter != "" {
+			return nil, false, ErrInvalidCursor("starting_after")
+		}
+		return nil, false, ErrInvalidCursor("ending_before")
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("payments: list intents: %w", err)
+	}
+	return intents, more, nil
+}
+
+// ConfirmIntent charges a card for an intent in requires_payment_method:
+// a saved card of the intent's customer (p.PaymentMethod, or the card the
+// intent was created with), or a new card from the browser (p.Card, with
+// the intent's p.ClientSecret).
+//
+// The attempt is committed first (processing, a new attempt id), then the
+// provider is charged with the attempt id as its idempotency key outside
+// any transaction, then the outcome is committed with its event. So
+// concurrent confirms reach the provider once (the others are 409
+// payment_intent_unexpected_state), and a crash in between leaves an
+// attempt the reconciler finishes. A failed attempt is not an error: the
+// intent comes back in requires_payment_method with last_error. When the
+// provider is unavailable the attempt is withdrawn and the answer is 503.
+func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (*keelpay.PaymentIntent, error) {
+	if err := p.Validate(s.now()); err != nil {
+		return nil, err
+	}
+	pi, err := s.GetIntent(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.ClientSecret != "" && subtle.ConstantTimeCompare([]byte(pi.ClientSecret), []byte(p.ClientSecret)) != 1 {
+		return nil, errIntentNotFound()
+	}
+	if pi.Status == keelpay.IntentRequiresPaymentMethod && !s.now().Before(pi.ExpiresAt) {
+		// Expired, though the expirer has not run yet: expire it now.
+		if pi, err = s.expireIntent(ctx, pi); err != nil {
+			return nil, err
+		}
+	}
+	if !canConfirm(pi.Status) {
+		return nil, errUnexpectedState(pi.Status)
+	}
+
+	req := provider.ChargeRequest{MerchantID: st.MerchantID, Amount: pi.Amount, Currency: pi.Currency}
+	var pm *keelpay.PaymentMethod
+	var cardID string
+	if p.Card != nil {
+		req.NewCard = new(p.Card.request(st.MerchantID))
+		pm = &keelpay.PaymentMethod{
+			Brand: fields.Brand(p.Card.digits), Last4: p.Card.digits[len(p.Card.digits)-4:],
+			ExpMonth: int(p.Card.ExpMonth), ExpYear: int(p.Card.ExpYear),
+		}
+	} else {
+		cardID = p.PaymentMethod
+		if cardID == "" {
+			cardID = pi.CardID
+		}
+		if cardID == "" {
+			return nil, keelpay.InvalidRequest("payment_method", "missing_payment_method",
+				"payment_method is required: the intent has no card.")
+		}
+		card, err := s.customerCard(ctx, st, cardID, pi.Customer.ID)
+		if err != nil {
+			return nil, err
+		}
+		if card.Status != keelpay.CardActive {
+			return nil, errCardUnavailable()
+		}
+		req.CardToken, pm = card.ProviderToken, savedMethod(card)
+	}
+	billing := p.Billing
+	if billing == nil {
+		billing = pi.Billing
+	}
+	if billing != nil {
+		req.Billing = &provider.Billing{Country: billing.Country, State: billing.State, PostalCode: billing.PostalCode}
+	}
+
+	// Record the attempt. Only one confirm moves this version on.
+	attempt := startAttempt(*pi, keelpay.NewID(attemptPrefix), st.MerchantID, pm, cardID, p.Billing, s.now())
+	if err := s.cfg.Storage.PaymentIntentUpdate(ctx, &attempt, pi.Version); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			if cur, err := s.GetIntent(ctx, st, id); err == nil {
+				return nil, errUnexpectedState(cur.Status)
+			}
+		}
+		return nil, fmt.Errorf("payments: record attempt: %w", err)
+	}
+
+	// From here on the request's cancellation changes nothing: the
+	// attempt is finished (or left to the reconciler) either way.
+	ctx = context.WithoutCancel(ctx)
+	req.AttemptID = attempt.AttemptID
+	callCtx, cancel := s.call(ctx)
+	res, err := s.cfg.Provider.Charge(callCtx, req)
+	cancel()
+	if e := notSent(err); e != nil {
+		return nil, s.withdraw(ctx, pi, &attempt, e)
+	}
+	return s.finish(ctx, &attempt, answer{res: res, err: err})
+}
+
+// withdraw puts the intent back as it was before an attempt the provider
+// did nothing with, and returns e (the 503 for the client).
+func (s *Service) withdraw(ctx context.Context, before, attempt *keelpay.PaymentIntent, e *keelpay.Error) error {
+	back := *before
+	back.UpdatedAt = s.now()
+	if _, _, err := s.commit(ctx, attempt, step{next: back, outcome: outcomeNotSent, code: string(e.Code)}); err != nil {
+		return err
+	}
+	return e
+}
+
+// CancelIntent cancels an intent in requires_payment_method or
+// requires_action for reason (requested_by_customer when empty); any other
+// status is 409 payment_intent_not_cancelable. In requires_action the 3D
+// Secure attempt is voided at the provider first, so that a buyer who
+// answers the challenge afterwards is not charged.
+func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reason string) (*keelpay.PaymentIntent, error) {
+	if reason == "" {
+		reason = fields.CancellationRequestedByCustomer
+	}
+	if err := CheckCancellationReason(reason); err != nil {
+		return nil, err
+	}
+	for range 5 {
+		pi, err := s.GetIntent(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		if !canCancel(pi.Status) {
+			return nil, errNotCancelable(pi.Status)
+		}
+		if pi.Status == keelpay.IntentRequiresAction {
+			next, retry, err := s.cancelChallenge(ctx, pi, reason)
+			if !retry {
+				return next, err
+			}
+		} else {
+			next, won, err := s.commit(ctx, pi, step{next: cancel(*pi, reason, nil, s.now()), event: keelpay.EventPaymentIntentCanceled})
+			if err != nil || won {
+				return next, err
+			}
+		}
+		// The intent changed under us: read it again.
+	}
+	return nil, fmt.Errorf("payments: cancel %s: the intent kept changing", id)
+}
+
+// cancelChallenge cancels an intent waiting for 3D Secure. It marks the
+// cancel first (CancellationReason while the attempt is open), so that a
+// notifier or reconciler that finishes the attempt meanwhile ends it
+// canceled too, then looks the attempt up and finishes it: a charge that
+// happened is voided. retry is true when the intent changed before it was
+// marked.
+func (s *Service) cancelChallenge(ctx context.Context, pi *keelpay.PaymentIntent, reason string) (_ *keelpay.PaymentIntent, retry bool, _ error) {
+	marked := *pi
+	marked.CancellationReason, marked.UpdatedAt = reason, s.now()
+	if err := s.cfg.Storage.PaymentIntentUpdate(ctx, &marked, pi.Version); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			return nil, true, nil
+		}
+		return nil, false, fmt.Errorf("payments: mark cancel: %w", err)
+	}
+	ctx = context.WithoutCancel(ctx)
+	after, err := s.lookUp(ctx, &marked)
+	if err != nil {
+		return nil, false, err
+	}
+	if after.Status == keelpay.IntentCanceled {
+		return after, false, nil
+	}
+	if after.Status != keelpay.IntentRequiresAction {
+		return nil, false, errNotCancelable(after.Status)
+	}
+	// The provider could not be asked or could not void: withdraw the
+	// cancel, so that the buyer's answer counts again, and say so.
+	unmarked := *after
+	unmarked.CancellationReason, unmarked.UpdatedAt = "", s.now()
+	if err := s.cfg.Storage.PaymentIntentUpdate(ctx, &unmarked, after.Version); err != nil && !errors.Is(err, storage.ErrConflict) {
+		return nil, false, fmt.Errorf("payments: withdraw cancel: %w", err)
+	}
+	return nil, false, errUnavailable(0)
+}
+
+// customerCard returns a card of the store that belongs to customerID, or
+// 404 card_not_found.
+func (s *Service) customerCard(ctx context.Context, st *keelpay.Store, cardID, customerID string) (*keelpay.Card, error) {
+	card, err := s.GetCard(ctx, st, cardID)
+	if err != nil {
+		return nil, err
+	}
+	if card.CustomerID != customerID {
+		return nil, errCardNotFound()
+	}
+	return card, nil
+}
+
+func savedMethod(c *keelpay.Card) *keelpay.PaymentMethod {
+	return &keelpay.PaymentMethod{Brand: c.Brand, Last4: c.Last4, ExpMonth: c.ExpMonth, ExpYear: c.ExpYear, Saved: true}
+}
+
+// expireIntent cancels an unconfirmed intent past its expiry, with the
+// reason expired, and returns it as stored afterwards.
+func (s *Service) expireIntent(ctx context.Context, pi *keelpay.PaymentIntent) (*keelpay.PaymentIntent, error) {
+	next, won, err := s.commit(ctx, pi, step{next: cancel(*pi, ReasonExpired, nil, s.now()), event: keelpay.EventPaymentIntentCanceled})
+	if err != nil {
+		return nil, err
+	}
+	if won {
+		s.log.DebugContext(ctx, "payment intent expired", slog.String("store_id", pi.StoreID), slog.String("payment_intent", pi.ID))
+	}
+	return next, nil
+}

@@ -1,0 +1,312 @@
+package payments
+
+import (
+	"errors"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/provider"
+)
+
+// This file is the state machine of a payment intent as pure functions:
+// no storage, no provider, no clock but the time passed in. The service
+// reads, calls the provider, and commits what these functions return.
+
+// Cancellation reasons the service itself gives (API-DECISIONS).
+const (
+	ReasonExpired = "expired"
+	ReasonVoided  = "voided"
+)
+
+// Codes of last_error (spec 7.4).
+const (
+	ErrorCardDeclined          = "card_declined"
+	ErrorCardRejected          = "card_rejected"
+	ErrorCardUnavailable       = "card_unavailable"
+	ErrorBillingRequired       = "billing_required"
+	ErrorInvalidRequest        = "invalid_request"
+	ErrorAuthenticationFailed  = "authentication_failed"
+	ErrorAuthenticationExpired = "authentication_expired"
+	ErrorProviderError         = "provider_error"
+	ErrorOutcomeUnknown        = "outcome_unknown"
+	ErrorCurrencyMismatch      = "currency_mismatch"
+	ErrorAmountMismatch        = "amount_mismatch"
+)
+
+// lastErrorMessages are the English messages of last_error, fixed per code
+// so that the browser script can translate them.
+var lastErrorMessages = map[string]string{
+	ErrorCardDeclined:          "The card was declined.",
+	ErrorCardRejected:          "The card was not accepted; use another card.",
+	ErrorCardUnavailable:       "The saved card can no longer be used; enter the card again.",
+	ErrorBillingRequired:       "The card needs a billing address; confirm again with billing details.",
+	ErrorInvalidRequest:        "The provider refused the request; use another card.",
+	ErrorAuthenticationFailed:  "3D Secure authentication was not completed.",
+	ErrorAuthenticationExpired: "3D Secure authentication expired without an answer.",
+	ErrorProviderError:         "The provider could not process the payment; try again in a few minutes.",
+	ErrorOutcomeUnknown:        "It is not known yet whether the card was charged; do not charge again, wait for the webhook.",
+	ErrorCurrencyMismatch:      "The provider charged another currency; the charge was voided.",
+	ErrorAmountMismatch:        "The provider charged another amount; the charge was voided.",
+}
+
+func lastError(code, declineCode string) *keelpay.LastError {
+	msg, ok := lastErrorMessages[code]
+	if !ok {
+		// A code this service does not know is an answer it cannot use.
+		code, declineCode, msg = ErrorProviderError, "", lastErrorMessages[ErrorProviderError]
+	}
+	if code != ErrorCardDeclined {
+		declineCode = ""
+	}
+	return &keelpay.LastError{Code: code, DeclineCode: declineCode, Message: msg}
+}
+
+// Timing of attempts (spec 8, API-DECISIONS).
+const (
+	// ThreeDSecureWait is how long a 3D Secure challenge waits for the
+	// buyer; then the reconciler looks the attempt up.
+	ThreeDSecureWait = 10 * time.Minute
+	// ReconcileEvery is the interval of look-ups after the schedule's last
+	// fixed point.
+	ReconcileEvery = 6 * time.Hour
+)
+
+// ReconcileSchedule is when, after an attempt, the reconciler asks the
+// provider about an outcome it does not know; after the last, every
+// [ReconcileEvery].
+var ReconcileSchedule = [...]time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour}
+
+// NextReconcile returns when the reconciler next asks the provider about
+// an attempt made at attemptAt whose outcome is unknown at now: the first
+// point of [ReconcileSchedule] after now, then every [ReconcileEvery]. The
+// refunds' reconciler keeps the same schedule.
+func NextReconcile(attemptAt, now time.Time) time.Time {
+	for _, d := range ReconcileSchedule {
+		if t := attemptAt.Add(d); t.After(now) {
+			return t
+		}
+	}
+	last := attemptAt.Add(ReconcileSchedule[len(ReconcileSchedule)-1])
+	return last.Add(ReconcileEvery * (now.Sub(last)/ReconcileEvery + 1))
+}
+
+// nextCheck returns when to look an open attempt up next: while a 3D
+// Secure challenge may still be answered, the end of its wait; otherwise
+// NextReconcile.
+func nextCheck(status keelpay.PaymentIntentStatus, attemptAt, now time.Time) time.Time {
+	if wait := attemptAt.Add(ThreeDSecureWait); status == keelpay.IntentRequiresAction && now.Before(wait) {
+		return wait
+	}
+	return NextReconcile(attemptAt, now)
+}
+
+// canConfirm reports whether an intent in status may start an attempt. Only
+// requires_payment_method: in requires_action the open challenge's attempt
+// is the one that may still charge (a second attempt could charge the
+// buyer twice), in processing the outcome is pending, and succeeded and
+// canceled are final.
+func canConfirm(status keelpay.PaymentIntentStatus) bool {
+	return status == keelpay.IntentRequiresPaymentMethod
+}
+
+// canCancel reports whether an intent in status may be canceled (spec 3.1).
+func canCancel(status keelpay.PaymentIntentStatus) bool {
+	return status == keelpay.IntentRequiresPaymentMethod || status == keelpay.IntentRequiresAction
+}
+
+// startAttempt returns pi with a new attempt recorded: processing, the
+// attempt id and time, the merchant charged, the first look-up one minute
+// later (should the process die before the outcome is committed), and the
+// card being charged.
+func startAttempt(pi keelpay.PaymentIntent, attemptID, merchantID string, pm *keelpay.PaymentMethod, cardID string, billing *keelpay.Billing, now time.Time) keelpay.PaymentIntent {
+	pi.Status = keelpay.IntentProcessing
+	pi.AttemptID, pi.AttemptAt, pi.MerchantID = attemptID, now, merchantID
+	pi.ReconcileAt, pi.ReconcileCount = nextCheck(pi.Status, now, now), 0
+	pi.CardID, pi.PaymentMethod = cardID, pm
+	if billing != nil {
+		pi.Billing = billing
+	}
+	pi.LastError, pi.NextAction = nil, nil
+	pi.UpdatedAt = now
+	return pi
+}
+
+// cancel returns pi canceled for reason, with lastError when given.
+func cancel(pi keelpay.PaymentIntent, reason string, le *keelpay.LastError, now time.Time) keelpay.PaymentIntent {
+	pi.Status = keelpay.IntentCanceled
+	pi.CancellationReason = reason
+	if le != nil {
+		pi.LastError = le
+	}
+	pi.NextAction, pi.ReconcileAt = nil, time.Time{}
+	pi.UpdatedAt = now
+	return pi
+}
+
+// answer is what the provider said about an attempt: a result or an error,
+// from Charge or (lookup) from LookupCharge.
+type answer struct {
+	res    *provider.ChargeResult
+	err    error
+	lookup bool
+}
+
+// step is what an answer does to an intent.
+type step struct {
+	next keelpay.PaymentIntent
+	// event is the event that reports next; "" when the change is not
+	// reported (the attempt stays open).
+	event keelpay.EventType
+	// void: the attempt must be voided at the provider before next is
+	// committed; if the void fails, the attempt stays open instead.
+	void bool
+	// cardUnavailable: the saved card stopped working.
+	cardUnavailable bool
+	// outcome labels a closed attempt for the attempts metric; "" while
+	// it is open.
+	outcome, code string
+}
+
+// Attempt outcomes of the attempts metric.
+const (
+	outcomeSucceeded = "succeeded"
+	outcomeFailed    = "failed"
+	outcomeVoided    = "voided"
+	outcomeCanceled  = "canceled"
+	outcomeNotSent   = "not_sent"
+)
+
+// advance returns what an answer about pi's open attempt (pi is processing
+// or requires_action) does to it. An intent whose CancellationReason is set
+// while its attempt is open is being canceled: whatever the attempt did, it
+// ends canceled, and money it took is voided.
+func advance(pi keelpay.PaymentIntent, a answer, now time.Time) step {
+	pi.UpdatedAt = now
+	if a.lookup {
+		pi.ReconcileCount++
+	}
+	canceling := pi.CancellationReason != ""
+	closeAs := func(le *keelpay.LastError) step {
+		if canceling {
+			return step{next: cancel(pi, pi.CancellationReason, nil, now), event: keelpay.EventPaymentIntentCanceled, outcome: outcomeCanceled}
+		}
+		pi.Status, pi.LastError = keelpay.IntentRequiresPaymentMethod, le
+		pi.NextAction, pi.ReconcileAt = nil, time.Time{}
+		return step{next: pi, event: keelpay.EventPaymentIntentPaymentFailed, outcome: outcomeFailed, code: le.Code}
+	}
+
+	switch {
+	case errors.Is(a.err, provider.ErrUnknownAttempt):
+		// The provider never saw the attempt (the process died before the
+		// call): nothing was charged.
+		return closeAs(lastError(ErrorProviderError, ""))
+	case a.err != nil && !a.lookup && provider.IsOutcomeUnknown(a.err):
+		pi.LastError = lastError(ErrorOutcomeUnknown, "")
+		return step{next: wait(pi, now)}
+	case a.err != nil && a.lookup:
+		// The look-up failed; the outcome is as unknown as before.
+		return step{next: wait(pi, now)}
+	case a.err != nil:
+		// A charge the provider refused without doing anything (kinds
+		// other than unavailable and access pending, which the caller
+		// reverts).
+		code := ErrorProviderError
+		if provider.KindOf(a.err) == provider.KindInvalidRequest {
+			code = ErrorInvalidRequest
+		}
+		return closeAs(lastError(code, ""))
+	}
+
+	res := a.res
+	if res == nil {
+		// Neither a result nor an error: nobody can tell what happened.
+		if !a.lookup {
+			pi.LastError = lastError(ErrorOutcomeUnknown, "")
+		}
+		return step{next: wait(pi, now)}
+	}
+	if res.Card != nil {
+		pi.PaymentMethod = &keelpay.PaymentMethod{
+			Brand: res.Card.Brand, Last4: res.Card.Last4, ExpMonth: res.Card.ExpMonth, ExpYear: res.Card.ExpYear,
+			Saved: pi.CardID != "",
+		}
+	}
+	switch res.Status {
+	case provider.ChargeRequiresAction:
+		if canceling {
+			return voidAndCancel(pi, pi.CancellationReason, nil, now)
+		}
+		pi.Status = keelpay.IntentRequiresAction
+		pi.NextAction = &keelpay.NextAction{Type: "three_d_secure", URL: res.ActionURL}
+		return step{next: wait(pi, now)}
+	case provider.ChargeSucceeded:
+		switch {
+		case res.Voided:
+			// Voided by an earlier pass that did not get to commit.
+			reason, le := pi.CancellationReason, mismatch(pi, res)
+			if reason == "" {
+				reason = ReasonVoided
+			}
+			return step{next: cancel(pi, reason, le, now), event: keelpay.EventPaymentIntentCanceled, outcome: outcomeVoided, code: codeOf(le)}
+		case canceling:
+			return voidAndCancel(pi, pi.CancellationReason, nil, now)
+		case mismatch(pi, res) != nil:
+			return voidAndCancel(pi, ReasonVoided, mismatch(pi, res), now)
+		}
+		pi.Status = keelpay.IntentSucceeded
+		pi.AuthorizationCode, pi.OrderID, pi.SucceededAt = res.AuthorizationCode, res.OrderID, now
+		pi.LastError, pi.NextAction, pi.ReconcileAt = nil, nil, time.Time{}
+		return step{next: pi, event: keelpay.EventPaymentIntentSucceeded, outcome: outcomeSucceeded}
+	case provider.ChargeFailed:
+		var le *keelpay.LastError
+		if res.Failure != nil {
+			le = lastError(string(res.Failure.Code), res.Failure.DeclineCode)
+		} else {
+			le = lastError(ErrorProviderError, "")
+		}
+		s := closeAs(le)
+		s.cardUnavailable = !canceling && le.Code == ErrorCardUnavailable && pi.CardID != ""
+		return s
+	case provider.ChargePending:
+		pi.LastError = lastError(ErrorOutcomeUnknown, "")
+		return step{next: wait(pi, now)}
+	}
+	// A status this service does not know: it cannot tell whether money
+	// moved, so it keeps asking.
+	return step{next: wait(pi, now)}
+}
+
+// wait returns pi with its attempt kept open until the next look-up.
+func wait(pi keelpay.PaymentIntent, now time.Time) keelpay.PaymentIntent {
+	pi.ReconcileAt = nextCheck(pi.Status, pi.AttemptAt, now)
+	pi.UpdatedAt = now
+	return pi
+}
+
+// voidAndCancel is the step of an attempt whose charge must not stand.
+func voidAndCancel(pi keelpay.PaymentIntent, reason string, le *keelpay.LastError, now time.Time) step {
+	outcome := outcomeVoided
+	if reason != ReasonVoided {
+		outcome = outcomeCanceled
+	}
+	return step{next: cancel(pi, reason, le, now), event: keelpay.EventPaymentIntentCanceled, void: true, outcome: outcome, code: codeOf(le)}
+}
+
+// mismatch returns the last error of a charge of another currency or
+// amount than the intent's, or nil.
+func mismatch(pi keelpay.PaymentIntent, res *provider.ChargeResult) *keelpay.LastError {
+	switch {
+	case res.Currency != pi.Currency:
+		return lastError(ErrorCurrencyMismatch, "")
+	case res.Amount != pi.Amount:
+		return lastError(ErrorAmountMismatch, "")
+	}
+	return nil
+}
+
+func codeOf(le *keelpay.LastError) string {
+	if le == nil {
+		return ""
+	}
+	return le.Code
+}

@@ -1,0 +1,222 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// finish commits what a provider answer does to an intent with an open
+// attempt, with its event: the one path by which confirm, the notifier,
+// the reconciler and cancel close attempts. A charge that must not stand
+// is voided first, outside any transaction; if the void fails the attempt
+// stays open and the next look-up voids again. It returns the intent as
+// stored afterwards, which is another process's version when that one
+// finished the attempt first.
+func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answer) (*keelpay.PaymentIntent, error) {
+	// The provider has answered: record it even if the caller is going
+	// away (a request cut off, a worker shutting down).
+	ctx = context.WithoutCancel(ctx)
+	now := s.now()
+	st := advance(*pi, a, now)
+	if a.err != nil && st.event == "" {
+		s.log.WarnContext(ctx, "payment attempt stays open after a provider error", attemptAttrs(pi, slog.Any("error", a.err))...)
+	}
+	if st.void {
+		callCtx, cancel := s.call(ctx)
+		err := s.cfg.Provider.Void(callCtx, pi.MerchantID, pi.AttemptID)
+		cancel()
+		if err != nil && !errors.Is(err, provider.ErrUnknownAttempt) {
+			s.log.WarnContext(ctx, "void failed; the attempt stays open", attemptAttrs(pi, slog.Any("error", err))...)
+			open := *pi
+			if a.lookup {
+				open.ReconcileCount++
+			}
+			st = step{next: wait(open, now)}
+		}
+	}
+	next, _, err := s.commit(ctx, pi, st)
+	return next, err
+}
+
+// commit writes st.next over prev, with st's event and card change, in one
+// transaction, when prev's version is still the stored one. won is false
+// when another process changed the intent first; next is then its version.
+func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st step) (next *keelpay.PaymentIntent, won bool, err error) {
+	var ev *keelpay.Event
+	if st.event != "" {
+		if ev, err = events.New(prev.StoreID, st.event, NewIntentObject(&st.next, false), st.next.UpdatedAt); err != nil {
+			return nil, false, err
+		}
+	}
+	for range 3 {
+		err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			n := st.next
+			if err := tx.PaymentIntentUpdate(ctx, &n, prev.Version); err != nil {
+				return err
+			}
+			if st.cardUnavailable {
+				if err := tx.CardUpdateStatus(ctx, n.StoreID, n.CardID, keelpay.CardUnavailable); err != nil {
+					return err
+				}
+			}
+			if ev != nil {
+				e := *ev
+				return tx.EventInsert(ctx, &e)
+			}
+			return nil
+		})
+		if err == nil {
+			next := st.next
+			next.Version = prev.Version + 1
+			if st.outcome != "" {
+				s.metrics.attempts.WithLabelValues(st.outcome, st.code).Inc()
+			}
+			return &next, true, nil
+		}
+		if !errors.Is(err, storage.ErrConflict) {
+			return nil, false, fmt.Errorf("payments: commit %s: %w", prev.ID, err)
+		}
+		cur, err := s.cfg.Storage.PaymentIntentGet(ctx, prev.StoreID, prev.ID)
+		if err != nil {
+			return nil, false, fmt.Errorf("payments: read %s after a conflict: %w", prev.ID, err)
+		}
+		if cur.Version != prev.Version {
+			return cur, false, nil
+		}
+		// The database could not serialise the transaction and the
+		// intent is as it was: try again.
+	}
+	return nil, false, fmt.Errorf("payments: commit %s: %w", prev.ID, storage.ErrConflict)
+}
+
+// lookUp asks the provider about pi's open attempt and finishes it.
+func (s *Service) lookUp(ctx context.Context, pi *keelpay.PaymentIntent) (*keelpay.PaymentIntent, error) {
+	callCtx, cancel := s.call(ctx)
+	res, err := s.cfg.Provider.LookupCharge(callCtx, pi.MerchantID, pi.AttemptID)
+	cancel()
+	return s.finish(ctx, pi, answer{res: res, err: err, lookup: true})
+}
+
+// Notify is the provider's notification that something happened to an
+// attempt (a 3D Secure challenge was answered, an unknown outcome
+// resolved). It is a [provider.NotifyFunc]; New registers it with a
+// provider that implements [provider.Notifier], and an adapter that
+// receives the provider's webhooks can call it. A notification is only a
+// hint: the service looks the attempt up and trusts that answer alone. One
+// that names no open attempt of that merchant is ignored.
+func (s *Service) Notify(ctx context.Context, merchantID, attemptID string) {
+	ctx = context.WithoutCancel(ctx)
+	pi, err := s.cfg.Storage.PaymentIntentGetByAttempt(ctx, attemptID)
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) {
+			s.log.ErrorContext(ctx, "notification: read intent", slog.String("attempt", attemptID), slog.Any("error", err))
+		}
+		return
+	}
+	if pi.MerchantID != merchantID || (pi.Status != keelpay.IntentProcessing && pi.Status != keelpay.IntentRequiresAction) {
+		return
+	}
+	if _, err := s.lookUp(ctx, pi); err != nil {
+		s.log.ErrorContext(ctx, "notification: finish attempt", attemptAttrs(pi, slog.Any("error", err))...)
+	}
+}
+
+// Reconcile makes one pass of the reconciler: it looks up every open
+// attempt whose check is due (unknown outcomes, attempts a crashed process
+// left, 3D Secure challenges past their wait) and finishes those the
+// provider knows the outcome of. Attempts still pending are scheduled
+// again: 1, 5, 15 and 60 minutes after the attempt, then every 6 hours.
+// Safe to run in several processes at once.
+func (s *Service) Reconcile(ctx context.Context) error {
+	for {
+		due, err := s.cfg.Storage.PaymentIntentListReconcileDue(ctx, s.now(), workerBatch)
+		if err != nil {
+			return fmt.Errorf("payments: reconcile: %w", err)
+		}
+		for _, pi := range due {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// Every look-up finishes the attempt or moves its next check
+			// past now, so the pass ends.
+			if _, err := s.lookUp(ctx, pi); err != nil {
+				return fmt.Errorf("payments: reconcile: %w", err)
+			}
+		}
+		if len(due) < workerBatch {
+			return nil
+		}
+	}
+}
+
+// Expire makes one pass of the expirer: open card sessions past their
+// expiry become expired, and intents unconfirmed for IntentLifetime are
+// canceled with the reason expired (event payment_intent.canceled). Safe
+// to run in several processes at once.
+func (s *Service) Expire(ctx context.Context) error {
+	now := s.now()
+	if err := s.expireSessions(ctx, now); err != nil {
+		return err
+	}
+	for {
+		due, err := s.cfg.Storage.PaymentIntentListExpireDue(ctx, now, workerBatch)
+		if err != nil {
+			return fmt.Errorf("payments: expire: %w", err)
+		}
+		progress := false
+		for _, pi := range due {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			next, err := s.expireIntent(ctx, pi)
+			if err != nil {
+				return fmt.Errorf("payments: expire: %w", err)
+			}
+			progress = progress || next.Status != keelpay.IntentRequiresPaymentMethod
+		}
+		if len(due) < workerBatch || !progress {
+			return nil
+		}
+	}
+}
+
+// Run runs the reconciler and the expirer every interval (RunEveryDefault
+// when every is not positive) until ctx is done. Failures are logged and
+// the next round tries again.
+func (s *Service) Run(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = RunEveryDefault
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "reconciler pass failed", slog.Any("error", err))
+		}
+		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "expirer pass failed", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// attemptAttrs are the log attributes of an attempt: ids only.
+func attemptAttrs(pi *keelpay.PaymentIntent, more ...any) []any {
+	return append([]any{
+		slog.String("store_id", pi.StoreID),
+		slog.String("payment_intent", pi.ID),
+		slog.String("attempt", pi.AttemptID),
+	}, more...)
+}
