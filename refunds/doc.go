@@ -1,0 +1,22 @@
+// Package refunds returns the whole amount of succeeded payment intents.
+//
+// A store sends a refund with [Service.Send] (POST /v1/refunds). An intent
+// has at most one refund, sent at most three times:
+//
+//   - The send is recorded first (status pending, a new attempt id) and
+//     committed; then the provider is called with the attempt id as its
+//     idempotency key; then the outcome is committed with its event
+//     (refund.succeeded once, refund.failed for each refused send). A crash
+//     in between leaves a pending refund with a known attempt id, which the
+//     reconciler looks up: nothing is paid out twice.
+//   - A refused send (refund_rejected, provider_error, order_not_found)
+//     leaves the refund failed; the same call sends it again, up to three
+//     sends (then 409 payment_intent_not_refundable, attempts_exhausted).
+//   - An unknown outcome leaves it pending with last_error outcome_unknown;
+//     the reconciler asks the provider at 1, 5, 15 and 60 minutes, then
+//     every 6 hours. The store may send it again 3 minutes after the last
+//     send; that repeats the same attempt id, so the provider answers the
+//     first send's outcome instead of paying twice.
+//   - When the provider is unavailable nothing is kept: a first send leaves
+//     no refund, a repeated one leaves the refund as it was.
+package refunds

@@ -1,0 +1,482 @@
+package refunds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// Limits of refunds (spec 8).
+const (
+	// MaxSends is the most sends of one refund.
+	MaxSends = 3
+	// ResendAfter is how long after a send with an unknown outcome the
+	// refund may be sent again.
+	ResendAfter = 3 * time.Minute
+	// ProviderTimeout bounds one call to the provider; past it the outcome
+	// is unknown.
+	ProviderTimeout = 30 * time.Second
+	reconcileBatch  = 100
+)
+
+// Config configures a Service. Fields are in alphabetical order.
+type Config struct {
+	// Clock defaults to keelpay.SystemClock.
+	Clock keelpay.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, receives the refund metrics.
+	Metrics prometheus.Registerer
+	// Notify, when set, is called after a commit that wrote an event (wire
+	// it to the dispatcher's Notify so deliveries start at once).
+	Notify func()
+	// Provider is required.
+	Provider provider.Provider
+	// Storage is required.
+	Storage storage.Storage
+}
+
+// Service sends, reads and reconciles refunds.
+type Service struct {
+	cfg   Config
+	sends *prometheus.CounterVec
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = keelpay.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Notify == nil {
+		cfg.Notify = func() {}
+	}
+	s := &Service{cfg: cfg, sends: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "keelpay_refund_sends_total",
+		Help: "Refund sends by outcome (succeeded, failed, outcome_unknown, unavailable).",
+	}, []string{"outcome"})}
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(s.sends)
+	}
+	return s
+}
+
+// Params is the request of a refund send.
+type Params struct {
+	PaymentIntent string
+	Reason        string
+	Metadata      map[string]string
+}
+
+// CheckPaymentIntent checks the payment_intent field: a payment intent id.
+func CheckPaymentIntent(s string) error {
+	if s == "" {
+		return keelpay.InvalidRequest("payment_intent", "missing_payment_intent", "payment_intent is required.")
+	}
+	if !keelpay.ValidID(keelpay.PrefixPaymentIntent, s) {
+		return keelpay.InvalidRequest("payment_intent", "invalid_payment_intent", "payment_intent must be a payment intent id.")
+	}
+	return nil
+}
+
+// CheckReason checks the reason: 1 to 150 characters, no control
+// characters.
+func CheckReason(s string) error {
+	if !fields.Reason(s) {
+		return keelpay.InvalidRequest("reason", "invalid_reason", "reason must be 1 to 150 characters without control characters.")
+	}
+	return nil
+}
+
+// Validate checks the fields in the spec's order and reports the first
+// failure as 400 invalid_request.
+func (p *Params) Validate() error {
+	if err := CheckPaymentIntent(p.PaymentIntent); err != nil {
+		return err
+	}
+	if err := CheckReason(p.Reason); err != nil {
+		return err
+	}
+	return payments.CheckMetadata(p.Metadata)
+}
+
+// Result is the outcome of Send.
+type Result struct {
+	Refund *keelpay.Refund
+	// Created is true for the refund's first send.
+	Created bool
+}
+
+// Send sends the refund of a succeeded payment intent, or sends it again.
+// See the package documentation.
+func (s *Service) Send(ctx context.Context, st *keelpay.Store, p Params) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	pi, err := s.cfg.Storage.PaymentIntentGet(ctx, st.ID, p.PaymentIntent)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, keelpay.NewError(http.StatusNotFound, keelpay.CodePaymentIntentNotFound, "No such payment intent.")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("refund: read intent: %w", err)
+	}
+	before, err := s.cfg.Storage.RefundGetByIntent(ctx, st.ID, pi.ID)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return s.first(ctx, st, pi, p, now)
+	case err != nil:
+		return nil, fmt.Errorf("refund: read refund: %w", err)
+	}
+	return s.again(ctx, st, pi, before, now)
+}
+
+// first records and makes the first send of an intent's refund.
+func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, p Params, now time.Time) (*Result, error) {
+	if pi.Status != keelpay.IntentSucceeded {
+		return nil, notRefundable("not_succeeded", "Only a succeeded payment intent can be refunded.")
+	}
+	if pi.OrderID == "" {
+		return nil, notRefundable("order_unknown", "The payment has no order number at the provider, so it cannot be refunded here.")
+	}
+	metadata := p.Metadata
+	if metadata == nil {
+		metadata = map[string]string{}
+	}
+	r := &keelpay.Refund{
+		ID:              keelpay.NewID(keelpay.PrefixRefund),
+		StoreID:         st.ID,
+		PaymentIntentID: pi.ID,
+		Amount:          pi.Amount,
+		Currency:        pi.Currency,
+		Reason:          p.Reason,
+		Metadata:        metadata,
+		Status:          keelpay.RefundPending,
+		Attempts:        1,
+		AttemptID:       keelpay.NewID("rfatt_"),
+		LastSentAt:      now,
+		ReconcileAt:     payments.NextReconcile(now, now),
+		CreatedAt:       now,
+		UpdatedAt:       now,
+		Version:         1,
+	}
+	linked := *pi
+	linked.RefundID = r.ID
+	linked.UpdatedAt = now
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.RefundInsert(ctx, r); err != nil {
+			return err
+		}
+		return tx.PaymentIntentUpdate(ctx, &linked, pi.Version)
+	})
+	if errors.Is(err, storage.ErrDuplicate) || errors.Is(err, storage.ErrConflict) {
+		// Another first send of this intent won the race.
+		return nil, inProgress(ResendAfter)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("refund: record first send: %w", err)
+	}
+	r.Version = 1
+	out, err := s.send(ctx, st, pi, r, func(ctx context.Context, tx storage.Executor) error {
+		// Nothing is kept: no refund, and the intent's link is undone.
+		if err := tx.RefundDelete(ctx, r.StoreID, r.ID, r.Version); err != nil {
+			return err
+		}
+		unlinked := linked
+		unlinked.RefundID = ""
+		return tx.PaymentIntentUpdate(ctx, &unlinked, linked.Version)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Refund: out, Created: true}, nil
+}
+
+// again sends an existing refund again, where the rules allow it.
+func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, before *keelpay.Refund, now time.Time) (*Result, error) {
+	next := *before
+	switch before.Status {
+	case keelpay.RefundSucceeded:
+		return nil, keelpay.NewError(http.StatusConflict, keelpay.CodeRefundExists,
+			"The payment intent already has a refund; see details.refund.").WithDetail("refund", before.ID)
+	case keelpay.RefundPending:
+		if wait := before.LastSentAt.Add(ResendAfter).Sub(now); wait > 0 {
+			return nil, inProgress(wait)
+		}
+		// The outcome is unknown: repeat the same attempt, which the
+		// provider answers with the first send's outcome rather than
+		// paying out twice.
+	case keelpay.RefundFailed:
+		// The last send was refused for certain: a new attempt.
+		next.AttemptID = keelpay.NewID("rfatt_")
+	}
+	if before.Attempts >= MaxSends {
+		return nil, notRefundable("attempts_exhausted", "The refund was already sent 3 times.")
+	}
+	next.Status = keelpay.RefundPending
+	next.Attempts++
+	next.LastSentAt = now
+	next.ReconcileAt = payments.NextReconcile(now, now)
+	next.ReconcileCount = 0
+	next.UpdatedAt = now
+	err := s.cfg.Storage.RefundUpdate(ctx, &next, before.Version)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, inProgress(ResendAfter)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("refund: record send: %w", err)
+	}
+	out, err := s.send(ctx, st, pi, &next, func(ctx context.Context, tx storage.Executor) error {
+		restored := *before
+		restored.UpdatedAt = s.now()
+		return tx.RefundUpdate(ctx, &restored, next.Version)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Refund: out}, nil
+}
+
+// send calls the provider for a recorded send and commits the outcome.
+// When the provider did nothing (unavailable), revert undoes the record and
+// the error is 503.
+func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund,
+	revert func(context.Context, storage.Executor) error) (*keelpay.Refund, error) {
+	pctx, cancel := context.WithTimeout(ctx, ProviderTimeout)
+	res, err := s.cfg.Provider.Refund(pctx, provider.RefundRequest{
+		MerchantID:      st.MerchantID,
+		AttemptID:       r.AttemptID,
+		ChargeAttemptID: pi.AttemptID,
+		OrderID:         pi.OrderID,
+		Amount:          r.Amount,
+		Currency:        r.Currency,
+	})
+	cancel()
+	// The outcome is committed even if the caller went away: the provider
+	// may have paid out.
+	ctx = context.WithoutCancel(ctx)
+	var pe *provider.Error
+	if errors.As(err, &pe) && (pe.Kind == provider.KindUnavailable || pe.Kind == provider.KindAccessPending) {
+		s.sends.WithLabelValues("unavailable").Inc()
+		if rerr := s.cfg.Storage.WithTx(ctx, revert); rerr != nil {
+			// The record stays pending; the reconciler will find the
+			// provider never saw the attempt and send it then.
+			s.cfg.Logger.ErrorContext(ctx, "refund: undo a send the provider did not take",
+				slog.String("refund_id", r.ID), slog.Any("error", rerr))
+		}
+		if pe.Kind == provider.KindAccessPending {
+			return nil, keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformAccessPending,
+				"The platform's access to the store is not ready; nothing was sent.").WithRetryAfter(retryAfter(pe, 60*time.Second))
+		}
+		return nil, keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodeProviderAPIUnavailable,
+			"The provider is unavailable; nothing was sent.").WithRetryAfter(retryAfter(pe, 30*time.Second))
+	}
+	if err != nil {
+		// It is unknown whether the refund was paid out.
+		s.sends.WithLabelValues("outcome_unknown").Inc()
+		s.cfg.Logger.WarnContext(ctx, "refund: outcome unknown", slog.String("refund_id", r.ID), slog.Any("error", err))
+		return s.markUnknown(ctx, r)
+	}
+	return s.settle(ctx, r, res)
+}
+
+// markUnknown records that a send's outcome is unknown.
+func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund) (*keelpay.Refund, error) {
+	next := *r
+	next.LastError = &keelpay.LastError{Code: "outcome_unknown",
+		Message: "It is not known whether the refund was paid out; wait for the webhook, or send it again after 3 minutes."}
+	next.UpdatedAt = s.now()
+	err := s.cfg.Storage.RefundUpdate(ctx, &next, r.Version)
+	if errors.Is(err, storage.ErrConflict) {
+		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("refund: record unknown outcome: %w", err)
+	}
+	return &next, nil
+}
+
+// settle commits a final outcome with its event, once: a refund that
+// another process settled first is returned as it is.
+func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.RefundResult) (*keelpay.Refund, error) {
+	now := s.now()
+	next := *r
+	next.ReconcileAt = time.Time{}
+	next.UpdatedAt = now
+	var typ keelpay.EventType
+	switch res.Status {
+	case provider.RefundSucceeded:
+		next.Status, next.LastError, next.SucceededAt = keelpay.RefundSucceeded, nil, now
+		typ = keelpay.EventRefundSucceeded
+	case provider.RefundFailed:
+		next.Status = keelpay.RefundFailed
+		next.LastError = failure(res.Failure)
+		typ = keelpay.EventRefundFailed
+	default:
+		// Still pending at the provider: look again on the schedule.
+		s.sends.WithLabelValues("outcome_unknown").Inc()
+		return s.markUnknown(ctx, r)
+	}
+	s.sends.WithLabelValues(string(next.Status)).Inc()
+	e, err := events.New(r.StoreID, typ, NewObject(&next), now)
+	if err != nil {
+		return nil, err
+	}
+	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
+			return err
+		}
+		return tx.EventInsert(ctx, e)
+	})
+	if errors.Is(err, storage.ErrConflict) {
+		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("refund: record outcome: %w", err)
+	}
+	s.cfg.Notify()
+	return &next, nil
+}
+
+// failure turns a provider's refusal into the refund's last_error; the
+// provider's own text is kept for refund_rejected (spec 7.5).
+func failure(f *provider.Failure) *keelpay.LastError {
+	if f == nil {
+		return &keelpay.LastError{Code: "provider_error", Message: "The provider's answer was unusable."}
+	}
+	le := &keelpay.LastError{Code: string(f.Code), Message: f.Message}
+	switch f.Code {
+	case provider.FailureRefundRejected:
+		if le.Message == "" {
+			le.Message = "The provider rejected the refund."
+		}
+	case provider.FailureOrderNotFound:
+		le.Message = "The provider does not know the order; contact the provider."
+	default:
+		le.Code = "provider_error"
+		le.Message = "The provider could not process the refund; send it again later or contact the provider."
+	}
+	return le
+}
+
+// Get returns a refund of the store, or 404 refund_not_found.
+func (s *Service) Get(ctx context.Context, st *keelpay.Store, id string) (*keelpay.Refund, error) {
+	if !keelpay.ValidID(keelpay.PrefixRefund, id) {
+		return nil, errRefundNotFound()
+	}
+	r, err := s.cfg.Storage.RefundGet(ctx, st.ID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errRefundNotFound()
+	}
+	return r, err
+}
+
+// Reconcile makes one pass over the pending refunds that are due to be
+// looked up, and settles those the provider knows. Safe to run in several
+// processes: each settlement is conditional on the refund's version.
+func (s *Service) Reconcile(ctx context.Context) error {
+	due, err := s.cfg.Storage.RefundListReconcileDue(ctx, s.now(), reconcileBatch)
+	if err != nil {
+		return fmt.Errorf("refund reconcile: %w", err)
+	}
+	var errs []error
+	for _, r := range due {
+		if err := s.reconcile(ctx, r); err != nil {
+			errs = append(errs, fmt.Errorf("refund %s: %w", r.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
+	st, err := s.cfg.Storage.StoreGetByID(ctx, r.StoreID)
+	if err != nil {
+		return err
+	}
+	res, err := s.cfg.Provider.LookupRefund(ctx, st.MerchantID, r.AttemptID)
+	if errors.Is(err, provider.ErrUnknownAttempt) {
+		// The send was recorded but never reached the provider (the
+		// process died before the call): make it now, same attempt id.
+		pi, perr := s.cfg.Storage.PaymentIntentGet(ctx, r.StoreID, r.PaymentIntentID)
+		if perr != nil {
+			return perr
+		}
+		pctx, cancel := context.WithTimeout(ctx, ProviderTimeout)
+		res, err = s.cfg.Provider.Refund(pctx, provider.RefundRequest{
+			MerchantID: st.MerchantID, AttemptID: r.AttemptID, ChargeAttemptID: pi.AttemptID,
+			OrderID: pi.OrderID, Amount: r.Amount, Currency: r.Currency,
+		})
+		cancel()
+	}
+	if err == nil && res.Status != provider.RefundPending {
+		_, err = s.settle(ctx, r, res)
+		return err
+	}
+	if err != nil && !provider.IsOutcomeUnknown(err) && provider.KindOf(err) != provider.KindUnavailable &&
+		provider.KindOf(err) != provider.KindAccessPending {
+		return err
+	}
+	// Not known yet: look again on the schedule.
+	next := *r
+	next.ReconcileCount++
+	next.ReconcileAt = payments.NextReconcile(r.LastSentAt, s.now())
+	next.UpdatedAt = s.now()
+	if err := s.cfg.Storage.RefundUpdate(ctx, &next, r.Version); err != nil && !errors.Is(err, storage.ErrConflict) {
+		return err
+	}
+	return nil
+}
+
+// Run reconciles every interval until ctx is done.
+func (s *Service) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.ErrorContext(ctx, "refund reconcile", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Service) now() time.Time { return s.cfg.Clock.Now().Truncate(time.Microsecond) }
+
+func notRefundable(reason, msg string) error {
+	return keelpay.NewError(http.StatusConflict, keelpay.CodePaymentIntentNotRefundable, msg).WithDetail("reason", reason)
+}
+
+func inProgress(wait time.Duration) error {
+	return keelpay.NewError(http.StatusConflict, keelpay.CodeRefundInProgress,
+		"The refund is being sent; retry after the time in Retry-After.").
+		WithRetryAfter(time.Duration(math.Ceil(wait.Seconds())) * time.Second)
+}
+
+func errRefundNotFound() error {
+	return keelpay.NewError(http.StatusNotFound, keelpay.CodeRefundNotFound, "No such refund.")
+}
+
+func retryAfter(pe *provider.Error, def time.Duration) time.Duration {
+	if pe.RetryAfter > 0 {
+		return pe.RetryAfter
+	}
+	return def
+}
