@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/keelpay/keelpay"
@@ -209,4 +210,63 @@ func (f *fields) boolean(name string, dst *bool) {
 	default:
 		f.fail(name, "invalid")
 	}
+}
+
+// integer decodes an integer field: a JSON number without fraction or
+// exponent that fits in int64.
+func (f *fields) integer(name string, required bool, dst *int64, check func(int64) error) {
+	if f.err != nil {
+		return
+	}
+	raw, ok := f.raw(name)
+	if !ok {
+		if required {
+			f.fail(name, "missing")
+		}
+		return
+	}
+	n, ok := parseInteger(raw)
+	if !ok {
+		f.fail(name, "invalid")
+		return
+	}
+	*dst = n
+	if check != nil {
+		f.check(check(n))
+	}
+}
+
+// parseInteger reads a JSON number that is an integer written plainly (no
+// fraction, exponent or leading zero) and fits in int64.
+func parseInteger(raw json.RawMessage) (int64, bool) {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || (len(raw) > 1 && raw[0] == '0') || (len(raw) > 2 && raw[0] == '-' && raw[1] == '0') {
+		return 0, false
+	}
+	return n, true
+}
+
+// nested decodes an object field strictly (its own unknown and duplicate
+// keys reported as <name>.<key>) and hands it to decode.
+func (f *fields) nested(name string, required bool, decode func(o *object) error) {
+	if f.err != nil {
+		return
+	}
+	raw, ok := f.raw(name)
+	if !ok {
+		if required {
+			f.fail(name, "missing")
+		}
+		return
+	}
+	if raw[0] != '{' {
+		f.fail(name, "invalid")
+		return
+	}
+	o, err := parseObject(raw, f.o.prefix+name+".")
+	if err != nil {
+		f.err = err
+		return
+	}
+	f.check(decode(o))
 }

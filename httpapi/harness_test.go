@@ -20,8 +20,10 @@ import (
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -37,6 +39,8 @@ type bundle struct {
 	// dispatcher is not running: tests drive it with RunOnce after moving
 	// the clock.
 	dispatcher *events.Dispatcher
+	// refunds' reconciler is driven by the tests too.
+	refunds *refunds.Service
 }
 
 type options struct {
@@ -66,10 +70,19 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	metrics := prometheus.NewRegistry()
 	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
 	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
-	h := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Stores: st})
-	srv := httptest.NewServer(h)
+	pay := payments.New(payments.Config{Clock: clock, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
+	if _, ok := p.(provider.Notifier); !ok {
+		sb.SetNotifier(pay.Notify) // a wrapper that hides the sandbox's notifier
+	}
+	ref := refunds.New(refunds.Config{Clock: clock, Logger: logger, Metrics: metrics, Notify: dispatcher.Notify, Provider: p, Storage: db})
+	h := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
+	mux := http.NewServeMux()
+	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	mux.Handle("/", h)
+	srv := httptest.NewServer(mux)
+	sb.SetBaseURL(srv.URL)
 	t.Cleanup(srv.Close)
-	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, logs: logs, dispatcher: dispatcher}
+	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, logs: logs, dispatcher: dispatcher, refunds: ref}
 }
 
 // response is a decoded API response.

@@ -13,6 +13,8 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -33,6 +35,11 @@ type Config struct {
 	// Payments runs card sessions, cards and payment intents. Required
 	// for their routes.
 	Payments *payments.Service
+	// Refunds sends and reads refunds. Required for their routes.
+	Refunds *refunds.Service
+	// Storage keeps the responses of requests made with an
+	// Idempotency-Key. Required.
+	Storage storage.Storage
 	// Stores sets stores up and authenticates keys. Required.
 	Stores *stores.Service
 }
@@ -100,6 +107,8 @@ func (a *api) routes() {
 		},
 		a.eventRoutes(),
 		a.paymentRoutes(),
+		a.refundRoutes(),
+		a.browserRoutes(),
 	)
 	methods := map[string][]string{}
 	var paths []string

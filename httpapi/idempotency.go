@@ -1,8 +1,296 @@
 package httpapi
 
-import "net/http"
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mathrand "math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// Idempotency-Key handling (API-DECISIONS, General), as in Stripe and the
+// IETF idempotency-key draft.
+const (
+	// IdempotencyKeyTTL is how long a response is kept for its key,
+	// counted on the service clock from when the first request started.
+	// After it the key is free again.
+	IdempotencyKeyTTL = 24 * time.Hour
+	// IdempotencyLockTimeout is how long a request may hold its key
+	// before the key counts as abandoned (its process died mid-request):
+	// from then on a retry with the same request takes the key over and
+	// runs. A live request that takes longer loses the key the same way:
+	// its response is not stored (and is logged), and the services' own
+	// guards (attempt ids, row versions) keep a second run from doing the
+	// work twice.
+	IdempotencyLockTimeout = time.Minute
+)
+
+const (
+	maxIdempotencyKey = 255
+	// A request that locks a key first deletes expired records with a
+	// chance of 1 in idempotencySweepOneIn, at most idempotencySweepLimit
+	// of them: the table stays bounded without a worker, on every
+	// process, and a request pays for one indexed delete only rarely.
+	idempotencySweepOneIn = 100
+	idempotencySweepLimit = 1000
+)
 
 // idempotent runs a secret-key POST under its Idempotency-Key.
+//
+// Without the header the handler runs as usual. A header that is not 1 to
+// 255 printable ASCII characters (or appears twice) is 400 invalid_request
+// with details.code invalid_idempotency_key. Keys are scoped per store.
+//
+// With a valid key the body is read here (a body over MaxBodyBytes or one
+// that cannot be read skips idempotency: the handler answers 413 or 400 and
+// nothing is stored) and the request is identified by the SHA-256 of its
+// method, path and body. Then, in storage, so that it holds across every
+// process on the database:
+//
+//   - the key is free: it is locked for this request and the handler runs;
+//     its response is stored (see [storedResponse] for which are) and sent;
+//   - the key was used by another request (method, path or body): 422
+//     idempotency_key_reused, whatever the state of the first one;
+//   - the first request is still running: 409 idempotency_key_in_use with
+//     Retry-After: 1;
+//   - the first request finished: its status and body bytes are sent again
+//     with Idempotent-Replayed: true; the handler does not run.
 func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc) {
-	h(w, r, c)
+	values, present := r.Header["Idempotency-Key"]
+	if !present {
+		h(w, r, c)
+		return
+	}
+	if len(values) != 1 || !validIdempotencyKey(values[0]) {
+		a.writeError(w, r, keelpay.InvalidRequest("", "invalid_idempotency_key",
+			"The Idempotency-Key header must be 1 to 255 printable ASCII characters."))
+		return
+	}
+	key := values[0]
+	body, ok := bufferBody(r)
+	if !ok {
+		h(w, r, c)
+		return
+	}
+	fingerprint := requestFingerprint(r.Method, r.URL.Path, body)
+
+	ctx := r.Context()
+	now := a.cfg.Clock.Now().Truncate(time.Microsecond)
+	if mathrand.N(idempotencySweepOneIn) == 0 {
+		if _, err := a.cfg.Storage.IdempotencyDeleteExpired(ctx, now, idempotencySweepLimit); err != nil {
+			a.log.WarnContext(ctx, "idempotency: delete expired", slog.String("request_id", requestID(ctx)), slog.Any("error", err))
+		}
+	}
+	token := rand.Text()
+	rec, began, err := a.cfg.Storage.IdempotencyBegin(ctx, storage.IdempotencyBeginParams{
+		StoreID:     c.store.ID,
+		Key:         key,
+		Fingerprint: fingerprint,
+		LockToken:   token,
+		Now:         now,
+		LockedUntil: now.Add(IdempotencyLockTimeout),
+		ExpiresAt:   now.Add(IdempotencyKeyTTL),
+	})
+	switch {
+	case err != nil:
+		a.writeError(w, r, fmt.Errorf("idempotency: begin: %w", err))
+		return
+	case !bytes.Equal(rec.Fingerprint, fingerprint):
+		a.writeError(w, r, keelpay.NewError(http.StatusUnprocessableEntity, keelpay.CodeIdempotencyKeyReused,
+			"The Idempotency-Key was already used with another method, path or body."))
+		return
+	case !began && !rec.Completed():
+		a.writeError(w, r, keelpay.NewError(http.StatusConflict, keelpay.CodeIdempotencyKeyInUse,
+			"A request with this Idempotency-Key is still running; retry after the time in Retry-After.").
+			WithRetryAfter(time.Second))
+		return
+	case !began:
+		writeReplay(w, rec.Status, rec.Body)
+		return
+	}
+
+	rw := &recordingWriter{ResponseWriter: w}
+	defer func() {
+		p := recover()
+		if p != nil && rw.status == 0 {
+			// The middleware would answer 500 internal_error (and log the
+			// panic, re-raised below); answering it here, through rw,
+			// stores the body that is sent.
+			a.writeError(rw, r, keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error."))
+		}
+		a.finishIdempotent(r, c.store.ID, key, token, rw)
+		if p != nil {
+			panic(p)
+		}
+	}()
+	h(rw, r, c)
 }
+
+// finishIdempotent stores the response of a request that started, or
+// frees the key of one that did not. The response is already written: a
+// failure here is only logged. It runs even when the client went away, so
+// that a request that changed something is not run again.
+func (a *api) finishIdempotent(r *http.Request, storeID, key, token string, rw *recordingWriter) {
+	ctx := context.WithoutCancel(r.Context())
+	status := sentStatus(rw.status)
+	var err error
+	if storedResponse(status, rw.Header(), rw.body.Bytes()) {
+		err = a.cfg.Storage.IdempotencyComplete(ctx, storage.IdempotencyCompleteParams{
+			StoreID: storeID, Key: key, LockToken: token, Status: status, Body: rw.body.Bytes(),
+		})
+	} else {
+		err = a.cfg.Storage.IdempotencyRelease(ctx, storeID, key, token)
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		a.log.WarnContext(ctx, "idempotency: the request outlived its key's lock; its response was not stored",
+			slog.String("request_id", requestID(ctx)), slog.Duration("lock_timeout", IdempotencyLockTimeout))
+	} else if err != nil {
+		a.log.ErrorContext(ctx, "idempotency: store the response", slog.String("request_id", requestID(ctx)), slog.Any("error", err))
+	}
+}
+
+// sentStatus is the status net/http sends for a handler that wrote nothing.
+func sentStatus(status int) int {
+	if status == 0 {
+		return http.StatusOK
+	}
+	return status
+}
+
+// storedResponse reports whether a response is kept for its key. A request
+// that did not start stores nothing, so that a retry with the same key runs
+// again:
+//
+//   - 400, 401, 413, 415: rejected by validation or authentication before
+//     anything happened (API-DECISIONS: "a request rejected by validation
+//     stores nothing"; setup's 401 invalid_credentials changes nothing).
+//   - 429 and 503: the spec says to retry after Retry-After, and of a 503
+//     "nothing was sent; the next POST sends it" (7.5).
+//   - any other response with Retry-After (409 refund_in_progress): the
+//     server asks for that retry.
+//   - 409 setup_conflict: nothing changed, and the spec says to repeat at
+//     once (7.1).
+//
+// Everything else is stored and replayed: 2xx, 404, the other 409s and
+// 422s (answers about the state of things), and 500, which may come after
+// a change.
+func storedResponse(status int, header http.Header, body []byte) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return false
+	}
+	if header.Get("Retry-After") != "" {
+		return false
+	}
+	if status == http.StatusConflict {
+		var e errorBody
+		if json.Unmarshal(body, &e) == nil && e.Error.Code == keelpay.CodeSetupConflict {
+			return false
+		}
+	}
+	return true
+}
+
+// validIdempotencyKey reports whether k is 1 to 255 printable ASCII
+// characters (space to tilde).
+func validIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > maxIdempotencyKey {
+		return false
+	}
+	for i := range len(k) {
+		if k[i] < ' ' || k[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// requestFingerprint identifies a request by its method, path and body.
+// The lengths keep the parts apart.
+func requestFingerprint(method, path string, body []byte) []byte {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(method), []byte(path), body} {
+		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
+		h.Write([]byte{':'})
+		h.Write(part)
+	}
+	return h.Sum(nil)
+}
+
+// bufferBody reads the body, up to MaxBodyBytes, and puts back an r.Body
+// that yields the same bytes, so the handler reads it as usual. ok is false
+// when the body is larger or could not be read: what is put back then
+// fails for the handler as the original would have (413, or a read error).
+func bufferBody(r *http.Request) (body []byte, ok bool) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, false
+	}
+	orig := r.Body
+	body, err := io.ReadAll(io.LimitReader(orig, MaxBodyBytes+1))
+	switch {
+	case err != nil:
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), errReader{err}), orig}
+		return nil, false
+	case len(body) > MaxBodyBytes:
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), orig), orig}
+		return nil, false
+	}
+	r.Body = readCloser{bytes.NewReader(body), orig}
+	return body, true
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// writeReplay sends a stored response again.
+func writeReplay(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Idempotent-Replayed", "true")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// recordingWriter writes the response through and keeps a copy of its
+// status and body.
+type recordingWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *recordingWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

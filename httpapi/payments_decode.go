@@ -1,0 +1,155 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/payments"
+)
+
+// The decoders of the payment requests. Each field is decoded and judged
+// in the decided order (unknown keys first, then the documented fields in
+// the spec's order), with the value rules of package payments, so that the
+// first failure reported is the first in that order whatever its kind.
+
+// readObject reads and parses a request body that must be a JSON object
+// (an empty body is {} when emptyOK).
+func readObject(w http.ResponseWriter, r *http.Request, emptyOK bool) (*object, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	return parseBody(body, emptyOK)
+}
+
+// customer decodes the customer object: its own unknown keys (as
+// customer.<key>), then id, name, email and phone, all required.
+func (f *fields) customer(dst *keelpay.Customer) {
+	f.nested("customer", true, func(o *object) error {
+		if err := o.checkUnknown("id", "name", "email", "phone"); err != nil {
+			return err
+		}
+		g := o.fields()
+		g.str("id", true, &dst.ID, payments.CheckCustomerID)
+		g.str("name", true, &dst.Name, payments.CheckCustomerName)
+		g.str("email", true, &dst.Email, payments.CheckCustomerEmail)
+		g.str("phone", true, &dst.Phone, payments.CheckCustomerPhone)
+		return g.err
+	})
+}
+
+// billing decodes the optional billing object: country (required),
+// state, postal_code.
+func (f *fields) billing(dst **keelpay.Billing) {
+	f.nested("billing", false, func(o *object) error {
+		if err := o.checkUnknown("country", "state", "postal_code"); err != nil {
+			return err
+		}
+		var b keelpay.Billing
+		g := o.fields()
+		g.str("country", true, &b.Country, func(s string) (err error) {
+			b.Country, err = payments.CheckBillingCountry(s)
+			return err
+		})
+		g.str("state", false, &b.State, payments.CheckBillingState)
+		g.str("postal_code", false, &b.PostalCode, payments.CheckBillingPostalCode)
+		if g.err == nil {
+			*dst = &b
+		}
+		return g.err
+	})
+}
+
+// metadata decodes the optional metadata object of string values; anything
+// else, duplicate keys included, is invalid_metadata.
+func (f *fields) metadata(dst *map[string]string) {
+	if f.err != nil {
+		return
+	}
+	raw, ok := f.raw("metadata")
+	if !ok {
+		return
+	}
+	if raw[0] != '{' {
+		f.err = payments.ErrInvalidMetadata()
+		return
+	}
+	o, err := parseObject(raw, "metadata.")
+	if err != nil {
+		f.err = payments.ErrInvalidMetadata()
+		return
+	}
+	m := make(map[string]string, len(o.keys))
+	for _, k := range o.keys {
+		var v string
+		if raw := o.vals[k]; raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
+			f.err = payments.ErrInvalidMetadata()
+			return
+		}
+		m[k] = v
+	}
+	f.check(payments.CheckMetadata(m))
+	if f.err == nil && len(m) > 0 {
+		*dst = m
+	}
+}
+
+// pageOrigins decodes page_origins, an array of origins. A missing one,
+// where it is required, is invalid_page_origins too (spec 7.3 has no
+// missing_ code for it).
+func (f *fields) pageOrigins(required bool, dst *[]string) {
+	if f.err != nil {
+		return
+	}
+	raw, ok := f.raw("page_origins")
+	if !ok {
+		if required {
+			f.err = payments.ErrInvalidPageOrigins()
+		}
+		return
+	}
+	var list []string
+	if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
+		f.err = payments.ErrInvalidPageOrigins()
+		return
+	}
+	origins, err := payments.CheckPageOrigins(list)
+	f.check(err)
+	*dst = origins
+}
+
+// card decodes a new card's flat fields at now: number, exp_month,
+// exp_year, cvc, name (the cardholder name, optional).
+func (f *fields) card(dst *payments.NewCard, now time.Time) {
+	var digits string
+	f.str("number", true, &dst.Number, func(s string) (err error) {
+		digits, err = payments.CheckCardNumber(s)
+		return err
+	})
+	f.expiry("exp_month", &dst.ExpMonth, payments.CheckCardExpMonth)
+	f.expiry("exp_year", &dst.ExpYear, func(year int64) error { return payments.CheckCardExpiry(dst.ExpMonth, year, now) })
+	f.str("cvc", true, &dst.CVC, func(s string) error { return payments.CheckCardCVC(s, digits) })
+	f.str("name", false, &dst.Name, payments.CheckCardName)
+}
+
+// expiry decodes exp_month or exp_year: required integers whose every
+// failure but absence is invalid_expiry (API-DECISIONS, card capture).
+func (f *fields) expiry(name string, dst *int64, check func(int64) error) {
+	if f.err != nil {
+		return
+	}
+	raw, ok := f.raw(name)
+	if !ok {
+		f.fail(name, "missing")
+		return
+	}
+	n, ok := parseInteger(raw)
+	if !ok {
+		f.err = payments.ErrInvalidExpiry(name)
+		return
+	}
+	*dst = n
+	f.check(check(n))
+}

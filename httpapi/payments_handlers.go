@@ -1,0 +1,214 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/keelpay/keelpay/payments"
+)
+
+// The handlers of card sessions, cards and payment intents. Objects are
+// shown with personal data (customer name, email, phone, billing,
+// client_secret) only to the secret key; the browser's publishable key
+// sees the same objects without it.
+
+func (a *api) createCardSession(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readObject(w, r, false)
+	if err == nil {
+		err = obj.checkUnknown("customer", "page_origins")
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var p payments.CardSessionParams
+	f := obj.fields()
+	f.customer(&p.Customer)
+	f.pageOrigins(true, &p.PageOrigins)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	cs, err := a.cfg.Payments.CreateCardSession(r.Context(), c.store, p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, payments.NewCardSessionObject(cs, true))
+}
+
+func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
+	cs, err := a.cfg.Payments.GetCardSession(r.Context(), c.store, r.PathValue("id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, payments.NewCardSessionObject(cs, true))
+}
+
+func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readObject(w, r, false)
+	if err == nil {
+		err = obj.checkUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name")
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var p payments.CaptureParams
+	f := obj.fields()
+	f.str("client_secret", true, &p.ClientSecret, payments.CheckClientSecret)
+	f.card(&p.Card, a.cfg.Clock.Now())
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	card, err := a.cfg.Payments.CaptureCard(r.Context(), c.store, r.PathValue("id"), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, payments.NewCardObject(card))
+}
+
+func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
+	card, err := a.cfg.Payments.GetCard(r.Context(), c.store, r.PathValue("id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, payments.NewCardObject(card))
+}
+
+func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readObject(w, r, false)
+	if err == nil {
+		err = obj.checkUnknown("amount", "currency", "customer", "description", "reference", "metadata",
+			"billing", "page_origins", "payment_method")
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var p payments.IntentParams
+	f := obj.fields()
+	f.integer("amount", true, &p.Amount, payments.CheckAmount)
+	f.str("currency", true, &p.Currency, func(s string) error {
+		_, err := payments.CheckCurrency(s, c.store.Currency)
+		return err
+	})
+	f.customer(&p.Customer)
+	f.str("description", false, &p.Description, payments.CheckDescription)
+	f.str("reference", false, &p.Reference, payments.CheckReference)
+	f.metadata(&p.Metadata)
+	f.billing(&p.Billing)
+	f.pageOrigins(false, &p.PageOrigins)
+	f.str("payment_method", false, &p.PaymentMethod, payments.CheckPaymentMethod)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	pi, err := a.cfg.Payments.CreateIntent(r.Context(), c.store, p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, payments.NewIntentObject(pi, true))
+}
+
+func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
+	q, err := parseQuery(r.URL.RawQuery, "limit", "starting_after", "ending_before")
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	limit, err := queryLimit(q)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	for _, cursor := range []string{"starting_after", "ending_before"} {
+		if v, ok := q[cursor]; ok && v == "" {
+			a.writeError(w, r, payments.ErrInvalidCursor(cursor))
+			return
+		}
+	}
+	p := payments.ListParams{Limit: limit, StartingAfter: q["starting_after"], EndingBefore: q["ending_before"]}
+	intents, more, err := a.cfg.Payments.ListIntents(r.Context(), c.store, p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, payments.NewIntentList(intents, more, true))
+}
+
+func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
+	pi, err := a.cfg.Payments.GetIntent(r.Context(), c.store, r.PathValue("id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, true))
+}
+
+// confirmIntent charges a card: with the secret key a saved card
+// (payment_method, or the intent's card); with the publishable key (the
+// hosted card field) the intent's client_secret and a new card. Both may
+// give billing. A failed attempt is still 200: it is in last_error.
+func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readObject(w, r, true)
+	if err == nil {
+		if c.publishable {
+			err = obj.checkUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name", "billing")
+		} else {
+			err = obj.checkUnknown("payment_method", "billing")
+		}
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var p payments.ConfirmParams
+	f := obj.fields()
+	if c.publishable {
+		f.str("client_secret", true, &p.ClientSecret, payments.CheckClientSecret)
+		p.Card = &payments.NewCard{}
+		f.card(p.Card, a.cfg.Clock.Now())
+	} else {
+		f.str("payment_method", false, &p.PaymentMethod, payments.CheckPaymentMethod)
+	}
+	f.billing(&p.Billing)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	pi, err := a.cfg.Payments.ConfirmIntent(r.Context(), c.store, r.PathValue("id"), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, !c.publishable))
+}
+
+func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readObject(w, r, true)
+	if err == nil {
+		err = obj.checkUnknown("cancellation_reason")
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var reason string
+	f := obj.fields()
+	f.str("cancellation_reason", false, &reason, payments.CheckCancellationReason)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	pi, err := a.cfg.Payments.CancelIntent(r.Context(), c.store, r.PathValue("id"), reason)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, true))
+}

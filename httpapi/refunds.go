@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/keelpay/keelpay/refunds"
+)
+
+// refundRoutes are the routes of refunds.
+func (a *api) refundRoutes() []route {
+	return []route{
+		{"POST", "/v1/refunds", authSecret, a.sendRefund},
+		{"GET", "/v1/refunds/{id}", authSecret, a.getRefund},
+	}
+}
+
+func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
+	body, err := readBody(w, r)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	obj, err := parseBody(body, false)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	// amount is not accepted: a refund is always the whole amount.
+	if err := obj.checkUnknown("payment_intent", "reason", "metadata"); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var p refunds.Params
+	f := obj.fields()
+	f.str("payment_intent", true, &p.PaymentIntent, refunds.CheckPaymentIntent)
+	// reason has no "missing" code: absent is 0 characters, invalid_reason.
+	f.str("reason", false, &p.Reason, nil)
+	f.check(refunds.CheckReason(p.Reason))
+	f.metadata(&p.Metadata)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	res, err := a.cfg.Refunds.Send(r.Context(), c.store, p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, refunds.NewObject(res.Refund))
+}
+
+func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {
+	ref, err := a.cfg.Refunds.Get(r.Context(), c.store, r.PathValue("id"))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, refunds.NewObject(ref))
+}
