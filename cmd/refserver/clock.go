@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"math"
@@ -16,9 +17,9 @@ const maxAdvance = 366 * 24 * 3600
 // sandboxClock serves GET and POST /sandbox/clock (sandbox mode only): POST
 // {"advance_seconds": N} moves the service's clock forward for everything
 // that is scheduled, as Stripe's test clocks do; webhook-timestamp stays
-// real time. Both answer {"offset_seconds", "now"}. wake is called after a
-// move so the workers look at once.
-func sandboxClock(clock *keelpay.OffsetClock, log *slog.Logger, wake ...func()) http.Handler {
+// real time. Both answer {"offset_seconds", "now"}. After a move, due runs
+// the work that became due before the answer.
+func sandboxClock(clock *keelpay.OffsetClock, log *slog.Logger, due func(context.Context) error) http.Handler {
 	type state struct {
 		OffsetSeconds int64  `json:"offset_seconds"`
 		Now           string `json:"now"`
@@ -61,8 +62,8 @@ func sandboxClock(clock *keelpay.OffsetClock, log *slog.Logger, wake ...func()) 
 			}
 			clock.Advance(time.Duration(*n) * time.Second)
 			log.Info("sandbox clock advanced", slog.Int64("seconds", int64(*n)), slog.Duration("offset", clock.Offset()))
-			for _, f := range wake {
-				f()
+			if err := due(r.Context()); err != nil {
+				log.Error("sandbox clock: due work", slog.Any("error", err))
 			}
 			reply(w)
 		default:

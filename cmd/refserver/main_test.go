@@ -136,11 +136,22 @@ func TestFlagsWinOverEnvironmentAndJSONLogs(t *testing.T) {
 
 func TestBadConfiguration(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"-log-format", "xml"}, {"stray"}, {"-db", "postgres://localhost/x", "-addr", "127.0.0.1:0"}} {
+	for _, args := range [][]string{{"-log-format", "xml"}, {"stray"}, {"-db", "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", "-addr", "127.0.0.1:0"}} {
 		cmd := exec.Command(refserver, args...)
 		cmd.Dir = t.TempDir()
 		out, err := cmd.CombinedOutput()
 		require.Error(t, err, "%v: %s", args, out)
 		require.Contains(t, string(out), "refserver:")
+	}
+}
+
+func TestDatabasePasswordIsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	for dsn, want := range map[string]string{
+		"postgres://app:s3cret@db.internal:5432/keelpay": "postgres://app:xxxxx@db.internal:5432/keelpay",
+		"postgres://app@db.internal/keelpay":             "postgres://app@db.internal/keelpay",
+		"keelpay.db":                                     "keelpay.db",
+	} {
+		require.Equal(t, want, redactDSN(dsn))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -19,8 +20,11 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -37,7 +41,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	var c config
 	fs.StringVar(&c.addr, "addr", envOr(getenv, "KEELPAY_ADDR", "127.0.0.1:8080"), "listen address (env KEELPAY_ADDR)")
-	fs.StringVar(&c.db, "db", envOr(getenv, "KEELPAY_DB", "keelpay.db"), "SQLite file path (env KEELPAY_DB)")
+	fs.StringVar(&c.db, "db", envOr(getenv, "KEELPAY_DB", "keelpay.db"), "SQLite file path or postgres:// URL (env KEELPAY_DB)")
 	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -58,6 +62,14 @@ func envOr(getenv func(string) string, name, def string) string {
 	return def
 }
 
+// redactDSN hides the password of a database URL, for printing and logs.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
+}
+
 func newLogger(format string, w io.Writer) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, nil))
@@ -65,9 +77,11 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
+// openStorage opens a PostgreSQL database for a postgres:// or
+// postgresql:// URL, and a SQLite file for anything else.
 func openStorage(ctx context.Context, dsn string) (storage.Storage, error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, errors.New("PostgreSQL storage is not available in this build yet; use a SQLite file path")
+		return postgres.Open(ctx, postgres.Config{DSN: dsn})
 	}
 	return sqlite.Open(ctx, sqlite.Config{Path: dsn})
 }
@@ -102,11 +116,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})
 	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: log, Metrics: metrics, Storage: db})
 	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
-	api := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: log, Metrics: metrics, Stores: st})
+	pay := payments.New(payments.Config{Clock: clock, Logger: log, Metrics: metrics, Provider: sb, Storage: db})
+	ref := refunds.New(refunds.Config{Clock: clock, Logger: log, Metrics: metrics, Notify: dispatcher.Notify, Provider: sb, Storage: db})
+	api := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: log, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
 
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
-	mux.Handle("/sandbox/clock", sandboxClock(clock, log, dispatcher.Notify))
+	// After a move of the sandbox clock, what became due happens before
+	// the answer: expiry, 3D Secure time-outs, reconciliation; the
+	// resulting webhooks follow at once.
+	mux.Handle("/sandbox/clock", sandboxClock(clock, log, func(ctx context.Context) error {
+		defer dispatcher.Notify()
+		return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
+	}))
 	mux.Handle("/", api)
 
 	// Background work stops after the HTTP server has drained.
@@ -118,6 +140,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Error("dispatcher stopped", slog.Any("error", err))
 		}
 	})
+	workers.Go(func() { pay.Run(workCtx, payments.RunEveryDefault) })
+	workers.Go(func() { ref.Run(workCtx, payments.RunEveryDefault) })
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -127,10 +151,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode, database %s)\n\n", baseURL, cfg.db)
+	fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode, database %s)\n\n", baseURL, redactDSN(cfg.db))
 	fmt.Fprintf(stdout, "Set up a sandbox store:\n\n  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
 		"    -d '{\"client_id\":\"app_demo\",\"client_secret\":\"secret_demo\",\"webhook_url\":\"http://127.0.0.1:9000/webhooks\"}'\n\n", baseURL)
-	log.Info("listening", slog.String("url", baseURL), slog.String("db", cfg.db))
+	log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)))
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
