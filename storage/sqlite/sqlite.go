@@ -75,6 +75,9 @@ type DB struct {
 
 	w       *sql.DB
 	r       *sql.DB
+	wconn   *sql.Conn   // the writer's one connection, used only by writeLoop
+	wc      connQuerier // statements prepared on wconn
+	rc      *stmtCache
 	cfg     Config
 	reqs    chan *txRequest
 	closing chan struct{}
@@ -122,7 +125,16 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	db.queries = &queries{db: db, r: r}
+	wconn, err := w.Conn(ctx)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("sqlite: writer connection: %w", mapErr(err))
+	}
+	db.wconn = wconn
+	db.wc = connQuerier{conn: wconn, stmts: map[string]*sql.Stmt{}}
+	db.rc = &stmtCache{db: r}
+	db.queries = &queries{db: db, r: poolQuerier{db.rc}}
 	go db.writeLoop()
 	return db, nil
 }
@@ -135,8 +147,6 @@ func dsn(cfg Config, readOnly bool) string {
 	q.Add("_pragma", "foreign_keys(1)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
-	} else {
-		q.Set("_txlock", "immediate")
 	}
 	return "file:" + cfg.Path + "?" + q.Encode()
 }
@@ -146,7 +156,9 @@ func dsn(cfg Config, readOnly bool) string {
 func (db *DB) Close() error {
 	db.once.Do(func() { close(db.closing) })
 	<-db.done
-	return errors.Join(db.r.Close(), db.w.Close())
+	db.rc.close()
+	db.wc.close()
+	return errors.Join(db.wconn.Close(), db.r.Close(), db.w.Close())
 }
 
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -285,6 +297,7 @@ func (db *DB) commitBatch(batch []*txRequest) {
 	// The batch ignores its callers' cancellations: an interrupted
 	// statement would roll back every transaction of the batch.
 	ctx := context.Background()
+	w := db.wc
 	finish := func(err error) {
 		for _, req := range batch {
 			if req.err == nil && req.pan == nil {
@@ -293,44 +306,50 @@ func (db *DB) commitBatch(batch []*txRequest) {
 			close(req.done)
 		}
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
+	abort := func(err error) {
+		_, _ = w.ExecContext(ctx, "ROLLBACK")
+		finish(mapErr(err))
+	}
+	if _, err := w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		finish(mapErr(err))
 		return
 	}
+	q := &queries{db: db, r: w, w: w}
 	ok := 0
 	for _, req := range batch {
 		if err := req.ctx.Err(); err != nil {
 			req.err = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT tx"); err != nil {
-			req.err = mapErr(err)
-			continue
+		if _, err := w.ExecContext(ctx, "SAVEPOINT tx"); err != nil {
+			abort(err)
+			return
 		}
-		q := &queries{db: db, r: tx, w: tx}
 		req.pan, req.err = runFn(context.WithValue(context.WithoutCancel(req.ctx), inTxKey{}, true), q, req.fn)
 		if req.err != nil || req.pan != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO tx"); err != nil {
+			if _, err := w.ExecContext(ctx, "ROLLBACK TO tx"); err != nil {
 				// The transaction is unusable; fail the whole batch.
-				_ = tx.Rollback()
-				finish(mapErr(err))
+				abort(err)
 				return
 			}
 		} else {
 			ok++
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE tx"); err != nil {
-			_ = tx.Rollback()
-			finish(mapErr(err))
+		if _, err := w.ExecContext(ctx, "RELEASE tx"); err != nil {
+			abort(err)
 			return
 		}
 	}
 	if ok == 0 {
-		finish(mapErr(tx.Rollback()))
+		_, err := w.ExecContext(ctx, "ROLLBACK")
+		finish(mapErr(err))
 		return
 	}
-	finish(mapErr(tx.Commit()))
+	if _, err := w.ExecContext(ctx, "COMMIT"); err != nil {
+		abort(err)
+		return
+	}
+	finish(nil)
 }
 
 func runFn(ctx context.Context, q *queries, fn func(context.Context, storage.Executor) error) (pan any, err error) {
