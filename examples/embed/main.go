@@ -1,0 +1,99 @@
+// Command embed shows how a Go team mounts keelpay in its own server: the
+// store's own routes and keelpay's API on one mux, keelpay under /payments/,
+// its background work (webhook dispatcher, payment and refund reconcilers,
+// expiry) started with the server's context and stopped with it.
+//
+//	go run ./examples/embed -addr 127.0.0.1:8090
+//	curl -s -X POST http://127.0.0.1:8090/payments/v1/setup -H 'Content-Type: application/json' \
+//	  -d '{"client_id":"app_embed","client_secret":"secret_embed","webhook_url":"http://127.0.0.1:9000/webhooks"}'
+//
+// Swap the sandbox for your provider's adapter (a provider.Provider) and
+// SQLite for storage/postgres to run it for real.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/storage/sqlite"
+	"github.com/keelpay/keelpay/stores"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8090", "listen address")
+	dbPath := flag.String("db", "embed.db", "SQLite file")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *addr, *dbPath); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, addr, dbPath string) error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: dbPath})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	clock := keelpay.SystemClock{}
+	metrics := prometheus.NewRegistry()
+	prov := sandbox.New(sandbox.Config{BaseURL: "http://" + addr + "/payments", Clock: clock})
+
+	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
+	pay := payments.New(payments.Config{Clock: clock, Logger: logger, Metrics: metrics, Provider: prov, Storage: db})
+	ref := refunds.New(refunds.Config{Clock: clock, Logger: logger, Metrics: metrics, Notify: dispatcher.Notify, Provider: prov, Storage: db})
+	api := httpapi.New(httpapi.Config{
+		Clock:    clock,
+		Events:   events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}),
+		Logger:   logger,
+		Metrics:  metrics,
+		Payments: pay,
+		Refunds:  ref,
+		Storage:  db,
+		Stores:   stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: prov, Storage: db}),
+	})
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("the store's own page\n"))
+	})
+	mux.Handle("/payments/", http.StripPrefix("/payments", api))
+	mux.Handle("/payments/sandbox/3ds/", http.StripPrefix("/payments", prov.ChallengeHandler()))
+
+	var workers sync.WaitGroup
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() { stopWork(); workers.Wait() }()
+	workers.Go(func() { _ = dispatcher.Run(workCtx) })
+	workers.Go(func() { pay.Run(workCtx, payments.RunEveryDefault) })
+	workers.Go(func() { ref.Run(workCtx, payments.RunEveryDefault) })
+
+	srv := &http.Server{Addr: addr, Handler: mux}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Shutdown(context.WithoutCancel(ctx))
+	}()
+	logger.Info("listening", slog.String("addr", addr))
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
