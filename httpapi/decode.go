@@ -116,6 +116,16 @@ func parseBody(body []byte, emptyOK bool) (*object, error) {
 	return parseObject(body, "")
 }
 
+// readObject reads and parses a request body that must be a JSON object
+// (an empty body is {} when emptyOK).
+func readObject(w http.ResponseWriter, r *http.Request, emptyOK bool) (*object, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	return parseBody(body, emptyOK)
+}
+
 // checkUnknown reports the first key, in body order, that is not allowed.
 // Names are case-sensitive.
 func (o *object) checkUnknown(allowed ...string) error {

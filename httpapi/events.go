@@ -69,11 +69,7 @@ func eventJSON(e *keelpay.Event) json.RawMessage {
 
 // requireNoBody rejects a body with any field on routes that take none.
 func requireNoBody(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	obj, err := parseBody(body, true)
+	obj, err := readObject(w, r, true)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -13,16 +12,6 @@ import (
 // in the decided order (unknown keys first, then the documented fields in
 // the spec's order), with the value rules of package payments, so that the
 // first failure reported is the first in that order whatever its kind.
-
-// readObject reads and parses a request body that must be a JSON object
-// (an empty body is {} when emptyOK).
-func readObject(w http.ResponseWriter, r *http.Request, emptyOK bool) (*object, error) {
-	body, err := readBody(w, r)
-	if err != nil {
-		return nil, err
-	}
-	return parseBody(body, emptyOK)
-}
 
 // customer decodes the customer object: its own unknown keys (as
 // customer.<key>), then id, name, email and phone, all required.

@@ -15,12 +15,7 @@ func (a *api) refundRoutes() []route {
 }
 
 func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
-	body, err := readBody(w, r)
-	if err != nil {
-		a.writeError(w, r, err)
-		return
-	}
-	obj, err := parseBody(body, false)
+	obj, err := readObject(w, r, false)
 	if err != nil {
 		a.writeError(w, r, err)
 		return

@@ -19,12 +19,7 @@ type storeJSON struct {
 }
 
 func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
-	body, err := readBody(w, r)
-	if err != nil {
-		a.writeError(w, r, err)
-		return
-	}
-	obj, err := parseBody(body, false)
+	obj, err := readObject(w, r, false)
 	if err != nil {
 		a.writeError(w, r, err)
 		return

@@ -18,6 +18,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // Sentinel errors. Adapters wrap them; callers test with errors.Is.
@@ -57,4 +58,19 @@ type Executor interface {
 	PaymentQueries
 	RefundQueries
 	IdempotencyQueries
+}
+
+// Page finishes a list query for an adapter. The adapter fetches limit+1
+// rows in the direction of travel (newest first, or oldest first for an
+// ending_before cursor, then ascending is true); Page drops the extra row,
+// reports whether there was one, and returns the page newest first.
+func Page[T any](rows []T, limit int, ascending bool) ([]T, bool) {
+	hasMore := len(rows) > limit
+	if hasMore {
+		rows = rows[:limit]
+	}
+	if ascending {
+		slices.Reverse(rows)
+	}
+	return rows, hasMore
 }

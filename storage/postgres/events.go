@@ -89,13 +89,7 @@ func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*
 	if err != nil {
 		return nil, false, err
 	}
-	hasMore := len(events) > p.Limit
-	if hasMore {
-		events = events[:p.Limit]
-	}
-	if order == "ASC" {
-		slices.Reverse(events)
-	}
+	events, hasMore := storage.Page(events, p.Limit, order == "ASC")
 	return events, hasMore, nil
 }
 

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -301,13 +300,7 @@ func (q *queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntent
 	if err != nil {
 		return nil, false, err
 	}
-	hasMore := len(intents) > p.Limit
-	if hasMore {
-		intents = intents[:p.Limit]
-	}
-	if order == "ASC" {
-		slices.Reverse(intents)
-	}
+	intents, hasMore := storage.Page(intents, p.Limit, order == "ASC")
 	return intents, hasMore, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -89,13 +88,7 @@ func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*
 	if err != nil {
 		return nil, false, err
 	}
-	hasMore := len(events) > p.Limit
-	if hasMore {
-		events = events[:p.Limit]
-	}
-	if order == "ASC" {
-		slices.Reverse(events)
-	}
+	events, hasMore := storage.Page(events, p.Limit, order == "ASC")
 	return events, hasMore, nil
 }
 

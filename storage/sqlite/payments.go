@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -402,13 +401,7 @@ func (q *queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntent
 	if err != nil {
 		return nil, false, err
 	}
-	hasMore := len(intents) > p.Limit
-	if hasMore {
-		intents = intents[:p.Limit]
-	}
-	if order == "ASC" {
-		slices.Reverse(intents)
-	}
+	intents, hasMore := storage.Page(intents, p.Limit, order == "ASC")
 	return intents, hasMore, nil
 }
 
