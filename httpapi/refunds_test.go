@@ -394,3 +394,46 @@ func TestRefundSentAgainAfterARefusalIsANewAttempt(t *testing.T) {
 	require.NotEqual(t, flaky.attempts[0], flaky.attempts[1])
 	require.Equal(t, 1, b.sandbox.Refunds())
 }
+
+// TestEveryEventTypeCarriesNoPersonalData completes the events test of
+// payments_privacy_test.go with the types it does not produce: both refund
+// events and webhook.test come from flows whose intent is full of personal
+// data, and every stored event body of every type is checked.
+func TestEveryEventTypeCarriesNoPersonalData(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.shop(t, "app_shop")
+	billing := map[string]any{"country": "DE", "state": state, "postal_code": postal}
+	pay := func(card string) string {
+		body := intentBody(s, 1000)
+		body["billing"] = billing
+		r := b.confirmNew(t, s, b.createIntent(t, s, body), card, map[string]any{"billing": billing})
+		requireStatus(t, r, http.StatusOK, keelpay.IntentSucceeded)
+		return r.str("id")
+	}
+	session := b.session(t, s)
+	require.Equal(t, http.StatusCreated, b.capture(t, s, session, sandbox.CardVisa).Status)
+	require.Equal(t, http.StatusCreated, b.refund(t, s, refundBody(pay(sandbox.CardVisa))).Status)
+	require.Equal(t, http.StatusCreated, b.refund(t, s, refundBody(pay(sandbox.CardRefundRejected))).Status)
+	requireStatus(t, b.confirmNew(t, s, b.createIntent(t, s, intentBody(s, 100)), sandbox.CardDeclined, nil), http.StatusOK, keelpay.IntentRequiresPaymentMethod)
+	require.Equal(t, http.StatusOK, b.do(t, req{method: "POST", path: "/v1/payment_intents/" + b.createIntent(t, s, intentBody(s, 100)).str("id") + "/cancel", key: s.sk}).Status)
+	require.Equal(t, http.StatusAccepted, b.do(t, req{method: "POST", path: "/v1/webhooks/test", key: s.sk}).Status)
+
+	seen := map[keelpay.EventType]bool{}
+	p := storageListAll(s.id)
+	for {
+		events, more, err := b.db.EventList(context.Background(), p)
+		require.NoError(t, err)
+		for _, e := range events {
+			seen[e.Type] = true
+			requireNoPersonalData(t, e.Body)
+		}
+		if !more {
+			break
+		}
+		p.StartingAfter = events[len(events)-1].ID
+	}
+	for _, typ := range keelpay.EventTypes {
+		require.True(t, seen[typ], "no %s event was produced", typ)
+	}
+}
