@@ -21,7 +21,8 @@ const (
 	CodeProviderAPIUnavailable Code = "provider_api_unavailable"
 	CodePlatformAccessPending  Code = "platform_access_pending"
 	// CodeNotFound and CodeMethodNotAllowed answer a path or method the API
-	// does not have (API-DECISIONS: unknown routes are JSON errors too).
+	// does not have, so that every answer is a JSON error (beyond the spec:
+	// decided by the implementation, see docs/errors.md).
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
 )
@@ -37,7 +38,9 @@ const (
 	CodePlatformCertificateMismatch Code = "platform_certificate_mismatch"
 )
 
-// Card session, card and payment intent codes (spec 7.3).
+// Card session, card and payment intent codes: spec 7.3, plus
+// card_rejected (API-DECISIONS, capture) and the two unexpected-state codes
+// decided by the implementation (docs/errors.md).
 const (
 	CodeCardSessionNotFound        Code = "card_session_not_found"
 	CodeCardNotFound               Code = "card_not_found"
