@@ -221,7 +221,7 @@ h1 { font-size: 20px; margin: 0 0 12px; }
 .notice { padding: 10px 12px; background: #fff4e5; border: 1px solid #f0c36d; border-radius: 6px; }
 dl { display: grid; grid-template-columns: auto 1fr; gap: 4px 16px; margin: 0 0 16px; }
 dt { color: #5a6470; }
-dd { margin: 0; font-weight: 600; }
+dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; min-width: 0; }
 form { display: flex; gap: 12px; margin-top: 20px; }
 button { flex: 1; padding: 10px; font-size: 16px; border-radius: 6px; cursor: pointer; }
 .complete { color: #fff; background: #1a7f37; border: 1px solid #1a7f37; }
