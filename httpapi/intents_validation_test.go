@@ -244,7 +244,7 @@ func TestConfirmValidation(t *testing.T) {
 	}
 	for _, tc := range []struct{ key, body, field, code string }{
 		// The browser: client_secret, the card, billing.
-		{s.pk, `{"payment_method":"card_AAAAAAAAAAAAAAAAAAAAAAAA"}`, "payment_method", "unknown_field"},
+		{s.pk, browser(`,"payment_method":"card_AAAAAAAAAAAAAAAAAAAAAAAA"`), "payment_method", "invalid_payment_method"},
 		{s.pk, `{}`, "client_secret", "missing_client_secret"},
 		{s.pk, ``, "client_secret", "missing_client_secret"},
 		{s.pk, `{"client_secret":"` + secret + `","number":"1"}`, "number", "invalid_number"},

@@ -14,7 +14,7 @@ func (a *api) paymentRoutes() []route {
 		{"GET", "/v1/cards/{id}", authSecret, a.getCard},
 		{"POST", "/v1/payment_intents", authSecret, a.createIntent},
 		{"GET", "/v1/payment_intents", authSecret, a.listIntents},
-		{"GET", "/v1/payment_intents/{id}", authSecret, a.getIntent},
+		{"GET", "/v1/payment_intents/{id}", authAnyKey, a.getIntent},
 		{"POST", "/v1/payment_intents/{id}/confirm", authAnyKey, a.confirmIntent},
 		{"POST", "/v1/payment_intents/{id}/cancel", authSecret, a.cancelIntent},
 	}

@@ -123,6 +123,21 @@ func (f *fields) card(dst *payments.NewCard, now time.Time) {
 	f.str("name", false, &dst.Name, payments.CheckCardName)
 }
 
+// savedCardOnly fails a confirm that names a saved card (payment_method)
+// and also carries a new card's fields: it is one or the other.
+func (f *fields) savedCardOnly() {
+	if f.err != nil {
+		return
+	}
+	for _, name := range []string{"number", "exp_month", "exp_year", "cvc", "name"} {
+		if _, ok := f.raw(name); ok {
+			f.err = keelpay.InvalidRequest("payment_method", "invalid_payment_method",
+				"Give either payment_method or a new card's fields, not both.")
+			return
+		}
+	}
+}
+
 // expiry decodes exp_month or exp_year: required integers whose every
 // failure but absence is invalid_expiry (API-DECISIONS, card capture).
 func (f *fields) expiry(name string, dst *int64, check func(int64) error) {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/payments"
 )
 
@@ -141,24 +142,42 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 	writeJSON(w, http.StatusOK, payments.NewIntentList(intents, more, true))
 }
 
+// getIntent reads an intent. The browser (publishable key) reads it with
+// its client_secret as the one query parameter, and sees it without
+// personal data; a wrong or missing client_secret is the same 404 as an
+// intent that does not exist. The secret key takes no query parameters.
 func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
-	pi, err := a.cfg.Payments.GetIntent(r.Context(), c.store, r.PathValue("id"))
+	var allowed []string
+	if c.publishable {
+		allowed = []string{"client_secret"}
+	}
+	q, err := parseQuery(r.URL.RawQuery, allowed...)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, true))
+	pi, err := a.cfg.Payments.GetIntent(r.Context(), c.store, r.PathValue("id"))
+	if err == nil && c.publishable && !secretMatches(pi.ClientSecret, q["client_secret"]) {
+		err = keelpay.NewError(http.StatusNotFound, keelpay.CodePaymentIntentNotFound, "The payment intent does not exist.")
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, !c.publishable))
 }
 
 // confirmIntent charges a card: with the secret key a saved card
 // (payment_method, or the intent's card); with the publishable key (the
-// hosted card field) the intent's client_secret and a new card. Both may
-// give billing. A failed attempt is still 200: it is in last_error.
+// hosted card field) the intent's client_secret and either a new card or
+// a saved card of the intent's customer (payment_method), never both.
+// Both may give billing. A failed attempt is still 200: it is in
+// last_error.
 func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	obj, err := readObject(w, r, true)
 	if err == nil {
 		if c.publishable {
-			err = obj.checkUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name", "billing")
+			err = obj.checkUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name", "payment_method", "billing")
 		} else {
 			err = obj.checkUnknown("payment_method", "billing")
 		}
@@ -171,8 +190,13 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	f := obj.fields()
 	if c.publishable {
 		f.str("client_secret", true, &p.ClientSecret, payments.CheckClientSecret)
-		p.Card = &payments.NewCard{}
-		f.card(p.Card, a.cfg.Clock.Now())
+		if _, saved := f.raw("payment_method"); saved {
+			f.savedCardOnly()
+			f.str("payment_method", true, &p.PaymentMethod, payments.CheckPaymentMethod)
+		} else {
+			p.Card = &payments.NewCard{}
+			f.card(p.Card, a.cfg.Clock.Now())
+		}
 	} else {
 		f.str("payment_method", false, &p.PaymentMethod, payments.CheckPaymentMethod)
 	}

@@ -154,7 +154,8 @@ func (p *IntentParams) Validate(storeCurrency string) error {
 // ConfirmParams is the request of a confirm. With a saved card (the
 // store's server, secret key) PaymentMethod names the card, or is empty to
 // use the intent's. From the hosted card field (the browser, publishable
-// key) Card is the new card and ClientSecret the intent's client_secret.
+// key) ClientSecret is the intent's client_secret, and either Card is the
+// new card or PaymentMethod a saved card of the intent's customer.
 type ConfirmParams struct {
 	ClientSecret  string
 	Card          *NewCard
