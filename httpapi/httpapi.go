@@ -97,10 +97,11 @@ type route struct {
 	handler handlerFunc
 }
 
-// routes registers every feature's route table: each feature's file has
-// its own table, so features are added without touching this one.
-func (a *api) routes() {
-	table := slices.Concat(
+// table collects every feature's route table: each feature's file has its
+// own, so features are added without touching this one. The OpenAPI test
+// compares docs/openapi.json with it.
+func (a *api) table() []route {
+	return slices.Concat(
 		[]route{
 			{"GET", "/healthz", authNone, a.healthz},
 			{"POST", "/v1/setup", authOptionalKey, a.setup},
@@ -110,9 +111,14 @@ func (a *api) routes() {
 		a.refundRoutes(),
 		a.browserRoutes(),
 	)
+}
+
+// routes registers the route table, GET /metrics, and the JSON 404 and 405
+// answers of everything else.
+func (a *api) routes() {
 	methods := map[string][]string{}
 	var paths []string
-	for _, rt := range table {
+	for _, rt := range a.table() {
 		if methods[rt.path] == nil {
 			paths = append(paths, rt.path)
 		}
