@@ -277,6 +277,10 @@ func (d *Dispatcher) recordLoop(ctx context.Context, results <-chan storage.Deli
 			// The leases lapse and the deliveries are attempted again.
 			d.cfg.Logger.ErrorContext(ctx, "record deliveries", slog.Int("count", len(batch)), slog.Any("error", err))
 		}
+		// Recording released the leases: a claim that found every store at
+		// its cap while these were in flight can find work now, so wake the
+		// claimer instead of letting it sleep a whole PollInterval.
+		d.Notify()
 	}
 }
 
