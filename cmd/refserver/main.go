@@ -1,18 +1,41 @@
-// Command refserver runs keelpay as a stateful payment service on one
-// machine: an embedded SQLite file, the in-process sandbox provider with its
-// test cards, and sandbox mode (insecure webhook URLs allowed, the sandbox
-// clock). It needs no setup:
+// Command refserver runs keelpay as a stateful payment service: by default
+// on one machine, with an embedded SQLite file, the in-process sandbox
+// provider with its test cards, and sandbox mode (insecure webhook URLs
+// allowed, the sandbox clock). It needs no setup:
 //
 //	go run ./cmd/refserver
 //
 // Flags and their environment variables (a flag wins over its variable):
 //
-//	-addr        KEELPAY_ADDR        listen address (default 127.0.0.1:8080)
-//	-db          KEELPAY_DB          SQLite file path (default ./keelpay.db)
-//	-log-format  KEELPAY_LOG_FORMAT  text or json (default text)
+//	-addr         KEELPAY_ADDR         listen address (default 127.0.0.1:8080)
+//	-db           KEELPAY_DB           SQLite file path, or a postgres:// URL (default ./keelpay.db)
+//	-log-format   KEELPAY_LOG_FORMAT   text or json (default text)
+//	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
 //
 // It logs to stderr, is ready when GET /healthz answers 200, and shuts down
 // gracefully on SIGINT or SIGTERM.
+//
+// # Several processes on one PostgreSQL database
+//
+// Any number of reference servers can share one PostgreSQL database (give
+// each the same -db URL; add search_path=<schema> to its query to use a
+// schema other than public). They must also share one payment provider, as
+// they would a real one. One process, started without -sandbox-url, owns
+// the sandbox: it serves the 3D Secure pages at /sandbox/3ds/ and the
+// sandbox to the others at /sandbox/provider/ (package httpprovider's
+// protocol); every other process is started with -sandbox-url set to the
+// owner's URL. Start the owner first: until it answers, the others' calls
+// to the provider fail as a provider that cannot be reached does. A 3D
+// Secure challenge started through any process is answered on the owner's
+// page, and the owner finishes the payment in the shared database.
+//
+// Every process keeps its own sandbox clock. POST /sandbox/clock moves only
+// the clock of the process it reaches: call it on the owner first (the
+// sandbox resolves unknown outcomes and expires challenges on the owner's
+// clock), then on every other process, with the same advance_seconds.
+// Clocks that disagree lose nothing, but the process that is ahead takes
+// over webhook deliveries whose lease it thinks has lapsed, and those are
+// sent once more.
 package main
 
 import (

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,6 +79,79 @@ func start(t *testing.T, dir string, env []string, args ...string) *started {
 	return s
 }
 
+// reply is a reference server's answer.
+type reply struct {
+	status int
+	header http.Header
+	body   map[string]any // the JSON body, when it is JSON
+}
+
+func (r reply) str(key string) string {
+	s, _ := r.body[key].(string)
+	return s
+}
+
+// code is error.code of an error answer.
+func (r reply) code() string {
+	e, _ := r.body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// send makes a request with body as JSON (or as a form, for url.Values),
+// the key as bearer token and header as name/value pairs. It returns an
+// error instead of failing the test, so goroutines can use it.
+func send(method, u, key string, body any, header ...string) (reply, error) {
+	var rd io.Reader
+	contentType := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case url.Values:
+		rd, contentType = strings.NewReader(b.Encode()), "application/x-www-form-urlencoded"
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return reply{}, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	if err != nil {
+		return reply{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.NewDecoder(resp.Body).Decode(&r.body); err != nil {
+			return r, fmt.Errorf("%s %s: %d: %w", method, u, resp.StatusCode, err)
+		}
+	}
+	return r, nil
+}
+
+// must is send for the test's own goroutine.
+func must(t *testing.T, method, u, key string, body any, header ...string) reply {
+	t.Helper()
+	r, err := send(method, u, key, body, header...)
+	require.NoError(t, err)
+	return r
+}
+
 func TestRunsBareAndThePrintedCurlSetsUpAStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -136,7 +213,8 @@ func TestFlagsWinOverEnvironmentAndJSONLogs(t *testing.T) {
 
 func TestBadConfiguration(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"-log-format", "xml"}, {"stray"}, {"-db", "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", "-addr", "127.0.0.1:0"}} {
+	for _, args := range [][]string{{"-log-format", "xml"}, {"stray"}, {"-db", "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", "-addr", "127.0.0.1:0"},
+		{"-sandbox-url", "127.0.0.1:8080", "-addr", "127.0.0.1:0"}} {
 		cmd := exec.Command(refserver, args...)
 		cmd.Dir = t.TempDir()
 		out, err := cmd.CombinedOutput()

@@ -21,6 +21,8 @@ import (
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/provider/httpprovider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage"
@@ -31,9 +33,10 @@ import (
 
 // config is what flags and environment variables choose.
 type config struct {
-	addr      string
-	db        string
-	logFormat string
+	addr       string
+	db         string
+	logFormat  string
+	sandboxURL string
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -43,6 +46,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.addr, "addr", envOr(getenv, "KEELPAY_ADDR", "127.0.0.1:8080"), "listen address (env KEELPAY_ADDR)")
 	fs.StringVar(&c.db, "db", envOr(getenv, "KEELPAY_DB", "keelpay.db"), "SQLite file path or postgres:// URL (env KEELPAY_DB)")
 	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
+	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
+		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -93,6 +98,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := newLogger(cfg.logFormat, stderr)
+	// Sandbox mode: the service's clock can be moved forward with POST
+	// /sandbox/clock; the sandbox provider shares it.
+	clock := &keelpay.OffsetClock{}
+	// One process owns the sandbox (sb) and serves it to the others, which
+	// reach it over HTTP: so a challenge, an unknown outcome or a refund
+	// started by any process can be answered by any other, as with a real
+	// provider.
+	var (
+		prov provider.Provider
+		sb   *sandbox.Sandbox
+	)
+	if cfg.sandboxURL != "" {
+		remote, err := httpprovider.New(httpprovider.Config{BaseURL: cfg.sandboxURL})
+		if err != nil {
+			return fmt.Errorf("-sandbox-url: %w", err)
+		}
+		prov = remote
+	}
 
 	db, err := openStorage(ctx, cfg.db)
 	if err != nil {
@@ -106,22 +129,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	baseURL := "http://" + ln.Addr().String()
 
-	// Sandbox mode: the service's clock can be moved forward with POST
-	// /sandbox/clock; the sandbox provider shares it.
-	clock := &keelpay.OffsetClock{}
-	sb := sandbox.New(sandbox.Config{BaseURL: baseURL, Clock: clock})
+	if prov == nil {
+		sb = sandbox.New(sandbox.Config{BaseURL: baseURL, Clock: clock})
+		prov = sb
+	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})
+	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: prov, Storage: db})
 	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: log, Metrics: metrics, Storage: db})
 	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
-	pay := payments.New(payments.Config{Clock: clock, Logger: log, Metrics: metrics, Provider: sb, Storage: db})
-	ref := refunds.New(refunds.Config{Clock: clock, Logger: log, Metrics: metrics, Notify: dispatcher.Notify, Provider: sb, Storage: db})
+	// The owner's sandbox notifies its own payments service, which
+	// finishes the intent in the shared database whichever process
+	// started it.
+	pay := payments.New(payments.Config{Clock: clock, Logger: log, Metrics: metrics, Provider: prov, Storage: db})
+	ref := refunds.New(refunds.Config{Clock: clock, Logger: log, Metrics: metrics, Notify: dispatcher.Notify, Provider: prov, Storage: db})
 	api := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: log, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
 
 	mux := http.NewServeMux()
-	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	if sb != nil {
+		mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+		mux.Handle("/sandbox/provider/", sb.APIHandler())
+	}
 	// After a move of the sandbox clock, what became due happens before
 	// the answer: expiry, 3D Secure time-outs, reconciliation; the
 	// resulting webhooks follow at once.
@@ -151,10 +180,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode, database %s)\n\n", baseURL, redactDSN(cfg.db))
+	sandboxAt := "its own sandbox, served at " + baseURL + "/sandbox/provider/"
+	if sb == nil {
+		sandboxAt = "the sandbox at " + cfg.sandboxURL
+	}
+	fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode: %s; database %s)\n\n", baseURL, sandboxAt, redactDSN(cfg.db))
 	fmt.Fprintf(stdout, "Set up a sandbox store:\n\n  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
 		"    -d '{\"client_id\":\"app_demo\",\"client_secret\":\"secret_demo\",\"webhook_url\":\"http://127.0.0.1:9000/webhooks\"}'\n\n", baseURL)
-	log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)))
+	log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)), slog.String("sandbox", sandboxAt))
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
