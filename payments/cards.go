@@ -87,7 +87,7 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 		if provider.KindOf(err) == provider.KindCardRejected {
 			return nil, errCardRejected()
 		}
-		if e := notSent(err); e != nil {
+		if e := NotSent(err); e != nil {
 			return nil, e
 		}
 		// Saving a card moves no money: whatever the provider did, the

@@ -61,10 +61,11 @@ func errUnavailable(retryAfter time.Duration) *keelpay.Error {
 		"The provider is unavailable; nothing was done. Retry after the time in Retry-After.").WithRetryAfter(retryAfter)
 }
 
-// notSent returns the 503 of a provider error that did nothing and is
-// worth repeating (unavailable, access pending), and nil for any other
-// error.
-func notSent(err error) *keelpay.Error {
+// NotSent returns the 503 of a provider error that did nothing and is
+// worth repeating (unavailable: provider_api_unavailable; access pending:
+// platform_access_pending), with the provider's Retry-After or the
+// default, and nil for any other error. Refunds answer with it too.
+func NotSent(err error) *keelpay.Error {
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
 		return nil

@@ -220,7 +220,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	callCtx, cancel := s.call(ctx)
 	res, err := s.cfg.Provider.Charge(callCtx, req)
 	cancel()
-	if e := notSent(err); e != nil {
+	if e := NotSent(err); e != nil {
 		return nil, s.withdraw(ctx, pi, &attempt, e)
 	}
 	return s.finish(ctx, &attempt, answer{res: res, err: err})

@@ -270,8 +270,7 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	// The outcome is committed even if the caller went away: the provider
 	// may have paid out.
 	ctx = context.WithoutCancel(ctx)
-	var pe *provider.Error
-	if errors.As(err, &pe) && (pe.Kind == provider.KindUnavailable || pe.Kind == provider.KindAccessPending) {
+	if unavailable := payments.NotSent(err); unavailable != nil {
 		s.sends.WithLabelValues("unavailable").Inc()
 		if rerr := s.cfg.Storage.WithTx(ctx, revert); rerr != nil {
 			// The record stays pending; the reconciler will find the
@@ -279,12 +278,7 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 			s.cfg.Logger.ErrorContext(ctx, "refund: undo a send the provider did not take",
 				slog.String("refund_id", r.ID), slog.Any("error", rerr))
 		}
-		if pe.Kind == provider.KindAccessPending {
-			return nil, keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformAccessPending,
-				"The platform's access to the store is not ready; nothing was sent.").WithRetryAfter(retryAfter(pe, 60*time.Second))
-		}
-		return nil, keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodeProviderAPIUnavailable,
-			"The provider is unavailable; nothing was sent.").WithRetryAfter(retryAfter(pe, 30*time.Second))
+		return nil, unavailable
 	}
 	if err != nil {
 		// It is unknown whether the refund was paid out.
@@ -472,11 +466,4 @@ func inProgress(wait time.Duration) error {
 
 func errRefundNotFound() error {
 	return keelpay.NewError(http.StatusNotFound, keelpay.CodeRefundNotFound, "No such refund.")
-}
-
-func retryAfter(pe *provider.Error, def time.Duration) time.Duration {
-	if pe.RetryAfter > 0 {
-		return pe.RetryAfter
-	}
-	return def
 }

@@ -1,6 +1,7 @@
 package stores
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -290,7 +291,7 @@ func setupProviderError(err error) error {
 	case provider.KindAccessPending:
 		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformAccessPending,
 			"The platform's access to the application is not ready yet.").
-			WithRetryAfter(cmpOr(pe.RetryAfter, 60*time.Second))
+			WithRetryAfter(cmp.Or(pe.RetryAfter, 60*time.Second))
 	case provider.KindCertificateMismatch:
 		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformCertificateMismatch,
 			"Configuration problem on the provider's side; contact the provider.")
@@ -302,13 +303,6 @@ func setupProviderError(err error) error {
 			WithRetryAfter(UnavailableRetryAfter)
 	}
 	return fmt.Errorf("setup: check application: %w", err)
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // HashSecretKey returns the SHA-256 hash under which a secret key is kept.
