@@ -30,6 +30,13 @@ type IdempotencyRecord struct {
 	// while the request runs.
 	Status int
 	Body   []byte
+	// RecoveryPoint is the last step the request committed (empty before
+	// its first change), and ObjectID the object that step created or
+	// acted on. They are written in the transaction of the change itself
+	// (IdempotencyProgress), so a run that takes over an abandoned key
+	// resumes from there instead of repeating committed work.
+	RecoveryPoint string
+	ObjectID      string
 }
 
 // Completed reports whether the record holds a response.
@@ -57,6 +64,15 @@ type IdempotencyCompleteParams struct {
 	Body      []byte
 }
 
+// IdempotencyProgressParams records a step of the run that holds a key.
+type IdempotencyProgressParams struct {
+	StoreID       string
+	Key           string
+	LockToken     string
+	RecoveryPoint string
+	ObjectID      string
+}
+
 // IdempotencyQueries keeps the responses of requests made with an
 // Idempotency-Key, so that a retry with the same key is answered with the
 // first response instead of running again. The rows are the truth across
@@ -66,19 +82,32 @@ type IdempotencyQueries interface {
 	// returns began true with the new record, atomically, when the key is
 	// free: no record, an expired record (ExpiresAt <= Now, whatever its
 	// fingerprint or state), or an unfinished record whose lock lapsed
-	// (LockedUntil <= Now) with the same fingerprint. Otherwise it changes
+	// (LockedUntil <= Now) with the same fingerprint. A record taken over
+	// keeps its RecoveryPoint and ObjectID (an expired one starts empty),
+	// so the new run resumes the old one. Otherwise it changes
 	// nothing and returns the existing record with began false: completed,
 	// still locked, or abandoned under another fingerprint. Of concurrent
 	// calls for one free key exactly one begins.
 	IdempotencyBegin(ctx context.Context, p IdempotencyBeginParams) (rec *IdempotencyRecord, began bool, err error)
+	// IdempotencyProgress records, for the run that holds the key, the
+	// step it reached. Call it inside the transaction of that step's
+	// change: when the key is no longer held by p.LockToken (it lapsed and
+	// was taken over, or was completed) it returns ErrNotFound, and the
+	// change must roll back with it, so that a run that lost its key
+	// commits nothing.
+	IdempotencyProgress(ctx context.Context, p IdempotencyProgressParams) error
 	// IdempotencyComplete stores the response (p.Status > 0) of the run
-	// that holds the key and unlocks it; ExpiresAt stays as Begin set it. ErrNotFound when
-	// the key is not locked by p.LockToken (it lapsed and was taken over,
-	// or was already completed or released).
+	// that holds the key and unlocks it; ExpiresAt stays as Begin set it.
+	// It may be called inside the transaction of the run's last change.
+	// Completing a record that p.LockToken already completed changes
+	// nothing and succeeds. ErrNotFound when the key is held by another
+	// run or was released.
 	IdempotencyComplete(ctx context.Context, p IdempotencyCompleteParams) error
-	// IdempotencyRelease deletes the record of a run that stored nothing
-	// (the request was rejected before it started), so the key is free at
-	// once. ErrNotFound when the key is not locked by lockToken.
+	// IdempotencyRelease frees the key of a run that stores no response:
+	// a record without a RecoveryPoint (nothing was committed) is deleted;
+	// one with a RecoveryPoint is unlocked and kept, so the next run with
+	// the same request resumes it. ErrNotFound when the key is not locked
+	// by lockToken.
 	IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error
 	// IdempotencyDeleteExpired deletes up to limit records, of any store,
 	// whose ExpiresAt <= now, and returns how many it deleted.

@@ -27,6 +27,8 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 			ON CONFLICT (store_id, key) DO UPDATE SET
 				fingerprint = excluded.fingerprint, lock_token = excluded.lock_token,
 				locked_until = excluded.locked_until, status = 0, body = '',
+				recovery_point = CASE WHEN k.expires_at <= $6 THEN '' ELSE k.recovery_point END,
+				object_id = CASE WHEN k.expires_at <= $6 THEN '' ELSE k.object_id END,
 				created_at = excluded.created_at, expires_at = excluded.expires_at
 			WHERE k.expires_at <= $6
 				OR (k.status = 0 AND k.locked_until <= $6 AND k.fingerprint = excluded.fingerprint)`,
@@ -35,7 +37,7 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 			began = tag.RowsAffected() == 1
 			return nil
 		})
-		b.Queue(`SELECT store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at
+		b.Queue(`SELECT `+idempotencyColumns+`
 			FROM idempotency_keys WHERE store_id = $1 AND key = $2`, p.StoreID, p.Key,
 		).QueryRow(func(row pgx.Row) error {
 			var err error
@@ -50,10 +52,13 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return rec, began, nil
 }
 
+const idempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
+	status, body, created_at, expires_at, recovery_point, object_id`
+
 func scanIdempotency(row scanner) (*storage.IdempotencyRecord, error) {
 	var r storage.IdempotencyRecord
 	err := row.Scan(&r.StoreID, &r.Key, &r.Fingerprint, &r.LockToken, tsDst(&r.LockedUntil),
-		&r.Status, &r.Body, tsDst(&r.CreatedAt), tsDst(&r.ExpiresAt))
+		&r.Status, &r.Body, tsDst(&r.CreatedAt), tsDst(&r.ExpiresAt), &r.RecoveryPoint, &r.ObjectID)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -72,18 +77,56 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 		body = []byte{}
 	}
 	return q.write(ctx, func(w querier) error {
-		tag, err := w.Exec(ctx, `UPDATE idempotency_keys SET status = $1, body = $2, locked_until = '-infinity'
+		// The second branch: already completed by this run (inside its
+		// last change's transaction), which changes nothing.
+		var n int
+		err := w.QueryRow(ctx, `WITH done AS (
+				UPDATE idempotency_keys SET status = $1, body = $2, locked_until = '-infinity'
+				WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status = 0 RETURNING 1)
+			SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM idempotency_keys
+				WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status > 0)`,
+			p.Status, body, p.StoreID, p.Key, p.LockToken).Scan(&n)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n == 0 {
+			return storage.ErrNotFound
+		}
+		return nil
+	})
+}
+
+func (q *queries) IdempotencyProgress(ctx context.Context, p storage.IdempotencyProgressParams) error {
+	return q.write(ctx, func(w querier) error {
+		tag, err := w.Exec(ctx, `UPDATE idempotency_keys SET recovery_point = $1, object_id = $2
 			WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status = 0`,
-			p.Status, body, p.StoreID, p.Key, p.LockToken)
+			p.RecoveryPoint, p.ObjectID, p.StoreID, p.Key, p.LockToken)
 		return affectedOne(tag, err)
 	})
 }
 
 func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
 	return q.write(ctx, func(w querier) error {
-		tag, err := w.Exec(ctx, `DELETE FROM idempotency_keys
-			WHERE store_id = $1 AND key = $2 AND lock_token = $3 AND status = 0`, storeID, key, lockToken)
-		return affectedOne(tag, err)
+		// A run that committed a step keeps it for the next run to resume.
+		tag, err := w.Exec(ctx, `WITH kept AS (
+				UPDATE idempotency_keys SET locked_until = '-infinity'
+				WHERE store_id = $1 AND key = $2 AND lock_token = $3 AND status = 0 AND recovery_point <> ''
+				RETURNING 1)
+			DELETE FROM idempotency_keys
+			WHERE store_id = $1 AND key = $2 AND lock_token = $3 AND status = 0 AND recovery_point = ''
+				AND NOT EXISTS (SELECT 1 FROM kept)`, storeID, key, lockToken)
+		if err != nil || tag.RowsAffected() > 0 {
+			return mapErr(err)
+		}
+		var n int
+		if err := w.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys
+			WHERE store_id = $1 AND key = $2 AND lock_token = $3 AND status = 0`, storeID, key, lockToken).Scan(&n); err != nil {
+			return mapErr(err)
+		}
+		if n == 0 {
+			return storage.ErrNotFound
+		}
+		return nil
 	})
 }
 

@@ -99,9 +99,19 @@ func TestWithTxRunsAgainAfterDeadlock(t *testing.T) {
 		cur.WebhookURL += "x"
 		return tx.StoreUpdate(ctx, cur, cur.Version)
 	}
+	// The run PostgreSQL aborts runs again only once the other has
+	// committed: before that, it could read a row the other had changed
+	// but not yet committed, and its version-checked update would then
+	// rightly fail.
+	winnerDone := make(chan struct{})
+	var once sync.Once
 	swap := func(first, second *keelpay.Store) error {
+		defer once.Do(func() { close(winnerDone) })
 		return db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 			n := runs.Add(1)
+			if n > 2 {
+				<-winnerDone
+			}
 			if err := touch(ctx, tx, first); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,16 +23,18 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 			ON CONFLICT (store_id, key) DO UPDATE SET
 				fingerprint = excluded.fingerprint, lock_token = excluded.lock_token,
 				locked_until = excluded.locked_until, status = 0, body = x'',
+				recovery_point = CASE WHEN idempotency_keys.expires_at <= ? THEN '' ELSE idempotency_keys.recovery_point END,
+				object_id = CASE WHEN idempotency_keys.expires_at <= ? THEN '' ELSE idempotency_keys.object_id END,
 				created_at = excluded.created_at, expires_at = excluded.expires_at
 			WHERE idempotency_keys.expires_at <= ?
 				OR (idempotency_keys.status = 0 AND idempotency_keys.locked_until <= ?
 					AND idempotency_keys.fingerprint = excluded.fingerprint)`,
-			p.StoreID, p.Key, p.Fingerprint, p.LockToken, micros(p.LockedUntil), now, micros(p.ExpiresAt), now, now)
+			p.StoreID, p.Key, p.Fingerprint, p.LockToken, micros(p.LockedUntil), now, micros(p.ExpiresAt), now, now, now, now)
 		if err != nil {
 			return mapErr(err)
 		}
-		rec, err = scanIdempotency(w.QueryRowContext(ctx, `SELECT store_id, key, fingerprint, lock_token, locked_until,
-			status, body, created_at, expires_at FROM idempotency_keys WHERE store_id = ? AND key = ?`, p.StoreID, p.Key))
+		rec, err = scanIdempotency(w.QueryRowContext(ctx, `SELECT `+idempotencyColumns+`
+			FROM idempotency_keys WHERE store_id = ? AND key = ?`, p.StoreID, p.Key))
 		return err
 	})
 	if err != nil {
@@ -40,11 +43,14 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return rec, !rec.Completed() && rec.LockToken == p.LockToken, nil
 }
 
+const idempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
+	status, body, created_at, expires_at, recovery_point, object_id`
+
 func scanIdempotency(row interface{ Scan(...any) error }) (*storage.IdempotencyRecord, error) {
 	var r storage.IdempotencyRecord
 	var lockedUntil, created, expires int64
 	err := row.Scan(&r.StoreID, &r.Key, &r.Fingerprint, &r.LockToken, &lockedUntil,
-		&r.Status, &r.Body, &created, &expires)
+		&r.Status, &r.Body, &created, &expires, &r.RecoveryPoint, &r.ObjectID)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -69,6 +75,29 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 		res, err := w.ExecContext(ctx, `UPDATE idempotency_keys SET status = ?, body = ?, locked_until = 0
 			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`,
 			p.Status, body, p.StoreID, p.Key, p.LockToken)
+		if err := affectedOne(res, err); !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		// Already completed by this run (inside its last change's
+		// transaction): nothing to do.
+		var n int
+		err = w.QueryRowContext(ctx, `SELECT count(*) FROM idempotency_keys
+			WHERE store_id = ? AND key = ? AND lock_token = ? AND status > 0`, p.StoreID, p.Key, p.LockToken).Scan(&n)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n == 0 {
+			return storage.ErrNotFound
+		}
+		return nil
+	})
+}
+
+func (q *queries) IdempotencyProgress(ctx context.Context, p storage.IdempotencyProgressParams) error {
+	return q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE idempotency_keys SET recovery_point = ?, object_id = ?
+			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`,
+			p.RecoveryPoint, p.ObjectID, p.StoreID, p.Key, p.LockToken)
 		return affectedOne(res, err)
 	})
 }
@@ -76,6 +105,11 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
 	return q.write(ctx, func(w querier) error {
 		res, err := w.ExecContext(ctx, `DELETE FROM idempotency_keys
+			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0 AND recovery_point = ''`, storeID, key, lockToken)
+		if err := affectedOne(res, err); !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		res, err = w.ExecContext(ctx, `UPDATE idempotency_keys SET locked_until = 0
 			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`, storeID, key, lockToken)
 		return affectedOne(res, err)
 	})

@@ -83,8 +83,8 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 				t.Errorf("at +%v (-want +got):\n%s", at, diff)
 			}
 		}
-		// Only once.
-		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 500, "x")), storage.ErrNotFound)
+		// Only once: completing again changes nothing.
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 500, "x")))
 		require.ErrorIs(t, db.IdempotencyRelease(ctx, store, "k1", "tok1"), storage.ErrNotFound)
 		got, _, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok3", t0))
 		require.NoError(t, err)
@@ -296,5 +296,92 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 		require.NoError(t, err)
 		require.False(t, began)
 		require.Equal(t, []byte("x"), rec.Body)
+	})
+
+	t.Run("ProgressIsFencedByTheLockToken", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		step := storage.IdempotencyProgressParams{StoreID: store, Key: "k1", LockToken: "tok1", RecoveryPoint: "attempt", ObjectID: "pi_1"}
+		require.NoError(t, db.IdempotencyProgress(ctx, step))
+		other := step
+		other.LockToken = "tok2"
+		require.ErrorIs(t, db.IdempotencyProgress(ctx, other), storage.ErrNotFound)
+
+		// The lock lapses and the same request takes the key over: it
+		// sees the step the first run committed, and the first run can
+		// no longer record anything.
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok2", t0.Add(lock)))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.Equal(t, "attempt", rec.RecoveryPoint)
+		require.Equal(t, "pi_1", rec.ObjectID)
+		require.ErrorIs(t, db.IdempotencyProgress(ctx, step), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 200, "x")), storage.ErrNotFound)
+
+		// A progress write that loses its key rolls its transaction back.
+		err = db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			return tx.IdempotencyProgress(ctx, step)
+		})
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	})
+
+	t.Run("ReleaseKeepsCommittedProgress", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.NoError(t, db.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
+			StoreID: store, Key: "k1", LockToken: "tok1", RecoveryPoint: "refund", ObjectID: "re_1"}))
+		require.NoError(t, db.IdempotencyRelease(ctx, store, "k1", "tok1"))
+
+		// Another request still may not use the key; the same one resumes
+		// at once, without waiting for the lock to lapse.
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "g", "tok2", t0))
+		require.NoError(t, err)
+		require.False(t, began)
+		require.Equal(t, fingerprint("f"), rec.Fingerprint)
+		rec, began, err = db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok3", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.Equal(t, "refund", rec.RecoveryPoint)
+		require.Equal(t, "re_1", rec.ObjectID)
+
+		// Once the record expires, the key starts afresh.
+		rec, began, err = db.IdempotencyBegin(ctx, params(store, "k1", "g", "tok4", t0.Add(ttl)))
+		require.NoError(t, err)
+		require.True(t, began)
+		require.Empty(t, rec.RecoveryPoint)
+		require.Empty(t, rec.ObjectID)
+	})
+
+	t.Run("CompleteInsideTheLastChangeThenAgain", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		require.True(t, began)
+		err = db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			if err := tx.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
+				StoreID: store, Key: "k1", LockToken: "tok1", RecoveryPoint: "created", ObjectID: "pi_1"}); err != nil {
+				return err
+			}
+			return tx.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 201, "first"))
+		})
+		require.NoError(t, err)
+		// The request's own store of its response afterwards changes
+		// nothing; another run's does not succeed.
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 201, "first")))
+		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok2", 201, "x")), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyRelease(ctx, store, "k1", "tok1"), storage.ErrNotFound)
+		rec, began, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok2", t0))
+		require.NoError(t, err)
+		require.False(t, began)
+		require.Equal(t, 201, rec.Status)
+		require.Equal(t, []byte("first"), rec.Body)
+		require.Equal(t, "created", rec.RecoveryPoint)
 	})
 }
