@@ -76,6 +76,16 @@ const (
 	CodeIdempotencyKeyInUse  Code = "idempotency_key_in_use"
 )
 
+// ErrIdempotencyKeyInUse is the 409 idempotency_key_in_use of a request
+// whose Idempotency-Key belongs to a request that is still running, or
+// whose work (a provider call) may still be under way: retry after wait,
+// at least a second.
+func ErrIdempotencyKeyInUse(wait time.Duration) *Error {
+	return NewError(http.StatusConflict, CodeIdempotencyKeyInUse,
+		"A request with this Idempotency-Key is still running; retry after the time in Retry-After.").
+		WithRetryAfter(max(wait, time.Second))
+}
+
 // Error is the one error type the services return for anything a client
 // should see. httpapi renders it as {"error":{"code","message","details"}}
 // with Status as the HTTP status. Any other error is an internal error: the

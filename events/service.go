@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -73,8 +74,12 @@ func (s *Service) SendTest(ctx context.Context, storeID string) (*keelpay.Event,
 			return err
 		}
 		var err error
-		job, err = tx.DeliveryClaimEvent(ctx, e.ID, s.cfg.Dispatcher.ClaimParams())
-		return err
+		if job, err = tx.DeliveryClaimEvent(ctx, e.ID, s.cfg.Dispatcher.ClaimParams()); err != nil {
+			return err
+		}
+		// A retry of this request after a crash answers with this event
+		// instead of sending another.
+		return idem.Step(ctx, tx, idem.Created, e.ID)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook test: %w", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -46,6 +47,11 @@ type bundle struct {
 type options struct {
 	// wrap, when set, stands between the service and the sandbox.
 	wrap func(provider.Provider) provider.Provider
+	// wrapStorage, when set, stands between httpapi (not the services)
+	// and the database.
+	wrapStorage func(storage.Storage) storage.Storage
+	// wrapHandler, when set, stands between the HTTP server and httpapi.
+	wrapHandler func(http.Handler) http.Handler
 }
 
 func setup(t *testing.T, opts ...func(*options)) *bundle {
@@ -75,7 +81,14 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 		sb.SetNotifier(pay.Notify) // a wrapper that hides the sandbox's notifier
 	}
 	ref := refunds.New(refunds.Config{Clock: clock, Logger: logger, Metrics: metrics, Notify: dispatcher.Notify, Provider: p, Storage: db})
-	h := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
+	var apiDB storage.Storage = db
+	if o.wrapStorage != nil {
+		apiDB = o.wrapStorage(db)
+	}
+	var h http.Handler = httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st})
+	if o.wrapHandler != nil {
+		h = o.wrapHandler(h)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
 	mux.Handle("/", h)

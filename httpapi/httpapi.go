@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -144,12 +145,24 @@ func (a *api) routes() {
 	})
 }
 
+// WorkTimeout bounds the work of one POST. A POST's work does not depend
+// on its client staying connected: once it has started, its storage and
+// provider calls run to their end under the services' own time-outs, so a
+// client that hangs up never leaves a change half made, and a retry with
+// the same Idempotency-Key gets the real outcome.
+const WorkTimeout = 2 * time.Minute
+
 // endpoint wraps a route's handler with its authentication and, for POSTs
 // with a secret key, Idempotency-Key handling.
 func (a *api) endpoint(rt route) http.Handler {
 	pattern := rt.method + " " + rt.path
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setRoute(r, pattern)
+		if rt.method == http.MethodPost {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), WorkTimeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		c, err := a.authenticate(r, rt.auth)
 		if err != nil {
 			a.writeError(w, r, err)

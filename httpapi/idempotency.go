@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Idempotency-Key handling (API-DECISIONS, General), as in Stripe and the
-// IETF idempotency-key draft.
+// Idempotency-Key handling, as in Stripe (idempotency keys with recovery
+// points) and the IETF idempotency-key draft. docs/api.md describes it for
+// clients.
 const (
 	// IdempotencyKeyTTL is how long a response is kept for its key,
 	// counted on the service clock from when the first request started.
@@ -29,10 +31,11 @@ const (
 	// IdempotencyLockTimeout is how long a request may hold its key
 	// before the key counts as abandoned (its process died mid-request):
 	// from then on a retry with the same request takes the key over and
-	// runs. A live request that takes longer loses the key the same way:
-	// its response is not stored (and is logged), and the services' own
-	// guards (attempt ids, row versions) keep a second run from doing the
-	// work twice.
+	// resumes from the last step the first run committed. Every step is
+	// committed only while its run still holds the key, so a live request
+	// that takes longer commits nothing more once it is taken over; and a
+	// provider call of an attempt is looked up only once it cannot still
+	// be under way.
 	IdempotencyLockTimeout = time.Minute
 )
 
@@ -59,7 +62,14 @@ const (
 // process on the database:
 //
 //   - the key is free: it is locked for this request and the handler runs;
-//     its response is stored (see [storedResponse] for which are) and sent;
+//     its response is stored (see [storedResponse] for which are) and sent.
+//     The services record each step the request commits in the same
+//     transaction (internal/idem), and store the response in the
+//     transaction of the last change where they can;
+//   - the key was held by a run that did not finish (its process died, or
+//     it failed after a change): this request takes it over and resumes
+//     from the last step committed (see [api.resume]) instead of running
+//     the committed work again;
 //   - the key was used by another request (method, path or body): 422
 //     idempotency_key_reused, whatever the state of the first one;
 //   - the first request is still running: 409 idempotency_key_in_use with
@@ -111,15 +121,15 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			"The Idempotency-Key was already used with another method, path or body."))
 		return
 	case !began && !rec.Completed():
-		a.writeError(w, r, keelpay.NewError(http.StatusConflict, keelpay.CodeIdempotencyKeyInUse,
-			"A request with this Idempotency-Key is still running; retry after the time in Retry-After.").
-			WithRetryAfter(time.Second))
+		a.writeError(w, r, keelpay.ErrIdempotencyKeyInUse(time.Second))
 		return
 	case !began:
 		writeReplay(w, rec.Status, rec.Body)
 		return
 	}
 
+	claim := &idem.Claim{StoreID: c.store.ID, Key: key, LockToken: token}
+	r = r.WithContext(idem.NewContext(ctx, claim))
 	rw := &recordingWriter{ResponseWriter: w}
 	defer func() {
 		p := recover()
@@ -134,6 +144,9 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			panic(p)
 		}
 	}()
+	if rec.RecoveryPoint != "" && a.resume(rw, r, c, rec) {
+		return
+	}
 	h(rw, r, c)
 }
 
@@ -175,20 +188,25 @@ func sentStatus(status int) int {
 //   - 400, 401, 413, 415: rejected by validation or authentication before
 //     anything happened (API-DECISIONS: "a request rejected by validation
 //     stores nothing"; setup's 401 invalid_credentials changes nothing).
-//   - 429 and 503: the spec says to retry after Retry-After, and of a 503
-//     "nothing was sent; the next POST sends it" (7.5).
+//   - 429 and 503: the client is to retry after Retry-After, and a 503
+//     means the provider did nothing; the next POST does it.
+//   - 500 and any other 5xx: the request did not finish its work. What it
+//     committed stays recorded on the key, which is unlocked at once, so a
+//     retry with the same key resumes it and gets the real outcome.
 //   - any other response with Retry-After (409 refund_in_progress): the
 //     server asks for that retry.
-//   - 409 setup_conflict: nothing changed, and the spec says to repeat at
-//     once (7.1).
+//   - 409 setup_conflict: nothing changed, and the client is to repeat
+//     at once.
 //
-// Everything else is stored and replayed: 2xx, 404, the other 409s and
-// 422s (answers about the state of things), and 500, which may come after
-// a change.
+// Everything else is stored and replayed: 2xx, 404, and the other 409s
+// and 422s (answers about the state of things).
 func storedResponse(status int, header http.Header, body []byte) bool {
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		http.StatusUnsupportedMediaType, http.StatusTooManyRequests:
+		return false
+	}
+	if status >= 500 {
 		return false
 	}
 	if header.Get("Retry-After") != "" {

@@ -29,12 +29,13 @@ func (a *api) createCardSession(w http.ResponseWriter, r *http.Request, c caller
 		a.writeError(w, r, f.err)
 		return
 	}
+	answersWith(r, cardSessionCreated)
 	cs, err := a.cfg.Payments.CreateCardSession(r.Context(), c.store, p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, payments.NewCardSessionObject(cs, true))
+	writeAnswer(w, cs, cardSessionCreated)
 }
 
 func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
@@ -108,12 +109,13 @@ func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
+	answersWith(r, intentCreated)
 	pi, err := a.cfg.Payments.CreateIntent(r.Context(), c.store, p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, payments.NewIntentObject(pi, true))
+	writeAnswer(w, pi, intentCreated)
 }
 
 func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
@@ -205,6 +207,9 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
+	if !c.publishable {
+		answersWith(r, intentAnswer)
+	}
 	pi, err := a.cfg.Payments.ConfirmIntent(r.Context(), c.store, r.PathValue("id"), p)
 	if err != nil {
 		a.writeError(w, r, err)
@@ -229,10 +234,11 @@ func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
+	answersWith(r, intentAnswer)
 	pi, err := a.cfg.Payments.CancelIntent(r.Context(), c.store, r.PathValue("id"), reason)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, true))
+	writeAnswer(w, pi, intentAnswer)
 }

@@ -36,16 +36,13 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
+	answersWith(r, refundAnswer)
 	res, err := a.cfg.Refunds.Send(r.Context(), c.store, p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	status := http.StatusOK
-	if res.Created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, refunds.NewObject(res.Refund))
+	writeAnswer(w, res.Refund, refundAnswer)
 }
 
 func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {

@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"encoding/json"
+	"errors"
 	"log/slog"
 	"math"
 	"net/http"
@@ -10,14 +10,13 @@ import (
 	"github.com/keelpay/keelpay"
 )
 
+// statusClientClosed is the status logged for a request whose client went
+// away before it was answered.
+const statusClientClosed = 499
+
 // writeJSON writes v as the JSON response with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		// Every response type marshals; this is a programming error.
-		panic("httpapi: marshal response: " + err.Error())
-	}
-	writeRaw(w, status, body)
+	writeRaw(w, status, marshal(v))
 }
 
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
@@ -43,6 +42,14 @@ type errorFields struct {
 // in the log.
 func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := keelpay.AsError(err)
+	if !ok && r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		// The client went away before a read finished (a POST's work is
+		// not tied to its client). Not an internal error: 499, as proxies
+		// log a closed request, for the metrics and the log line.
+		a.log.InfoContext(r.Context(), "client closed the request", slog.String("request_id", requestID(r.Context())))
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	if !ok {
 		a.log.ErrorContext(r.Context(), "internal error", slog.String("request_id", requestID(r.Context())), slog.Any("error", err))
 		e = keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error.")

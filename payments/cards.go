@@ -10,6 +10,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -32,7 +33,13 @@ func (s *Service) CreateCardSession(ctx context.Context, st *keelpay.Store, p Ca
 		ExpiresAt:    now.Add(CardSessionLifetime),
 		CreatedAt:    now,
 	}
-	if err := s.cfg.Storage.CardSessionInsert(ctx, cs); err != nil {
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.CardSessionInsert(ctx, cs); err != nil {
+			return err
+		}
+		return idem.Finish(ctx, tx, cs.ID, cs)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("payments: insert card session: %w", err)
 	}
 	return cs, nil

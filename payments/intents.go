@@ -9,6 +9,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -54,7 +55,13 @@ func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentP
 		UpdatedAt:     now,
 		Version:       1,
 	}
-	if err := s.cfg.Storage.PaymentIntentInsert(ctx, pi); err != nil {
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.PaymentIntentInsert(ctx, pi); err != nil {
+			return err
+		}
+		return idem.Finish(ctx, tx, pi.ID, pi)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("payments: insert intent: %w", err)
 	}
 	return pi, nil
@@ -159,7 +166,8 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	}
 	if pi.Status == keelpay.IntentRequiresPaymentMethod && !s.now().Before(pi.ExpiresAt) {
 		// Expired, though the expirer has not run yet: expire it now.
-		if pi, err = s.expireIntent(ctx, pi); err != nil {
+		// That is not this request's answer (it is a 409).
+		if pi, err = s.expireIntent(idem.Without(ctx), pi); err != nil {
 			return nil, err
 		}
 	}
@@ -202,9 +210,17 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 		req.Billing = &provider.Billing{Country: billing.Country, State: billing.State, PostalCode: billing.PostalCode}
 	}
 
-	// Record the attempt. Only one confirm moves this version on.
+	// Record the attempt, and with it the request's recovery point: a
+	// retry after a crash carries this attempt to its end instead of
+	// making another. Only one confirm moves this version on.
 	attempt := startAttempt(*pi, keelpay.NewID(attemptPrefix), st.MerchantID, pm, cardID, p.Billing, s.now())
-	if err := s.cfg.Storage.PaymentIntentUpdate(ctx, &attempt, pi.Version); err != nil {
+	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.PaymentIntentUpdate(ctx, &attempt, pi.Version); err != nil {
+			return err
+		}
+		return idem.Step(ctx, tx, idem.Attempt, attempt.AttemptID)
+	})
+	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			if cur, err := s.GetIntent(ctx, st, id); err == nil {
 				return nil, errUnexpectedState(cur.Status)
@@ -231,7 +247,8 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 func (s *Service) withdraw(ctx context.Context, before, attempt *keelpay.PaymentIntent, e *keelpay.Error) error {
 	back := *before
 	back.UpdatedAt = s.now()
-	if _, _, err := s.commit(ctx, attempt, step{next: back, outcome: outcomeNotSent, code: string(e.Code)}); err != nil {
+	// The answer is the 503, not the intent.
+	if _, _, err := s.commit(idem.Without(ctx), attempt, step{next: back, outcome: outcomeNotSent, code: string(e.Code)}); err != nil {
 		return err
 	}
 	return e
@@ -282,14 +299,22 @@ func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reaso
 func (s *Service) cancelChallenge(ctx context.Context, pi *keelpay.PaymentIntent, reason string) (_ *keelpay.PaymentIntent, retry bool, _ error) {
 	marked := *pi
 	marked.CancellationReason, marked.UpdatedAt = reason, s.now()
-	if err := s.cfg.Storage.PaymentIntentUpdate(ctx, &marked, pi.Version); err != nil {
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.PaymentIntentUpdate(ctx, &marked, pi.Version); err != nil {
+			return err
+		}
+		return idem.Step(ctx, tx, idem.CancelMarked, pi.ID)
+	})
+	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			return nil, true, nil
 		}
 		return nil, false, fmt.Errorf("payments: mark cancel: %w", err)
 	}
 	ctx = context.WithoutCancel(ctx)
-	after, err := s.lookUp(ctx, &marked)
+	// What the look-up commits is not yet this request's answer: that is
+	// decided below, and stored after the handler.
+	after, err := s.lookUp(idem.Without(ctx), &marked)
 	if err != nil {
 		return nil, false, err
 	}
@@ -337,4 +362,37 @@ func (s *Service) expireIntent(ctx context.Context, pi *keelpay.PaymentIntent) (
 		s.log.DebugContext(ctx, "payment intent expired", slog.String("store_id", pi.StoreID), slog.String("payment_intent", pi.ID))
 	}
 	return next, nil
+}
+
+// ResumeConfirm answers the confirm of a request that was cut off after
+// it committed attempt attemptID (its process died, or it failed after
+// recording the attempt), as a retry of that request with the same
+// Idempotency-Key: it carries the attempt to its end with the provider's
+// answer for that attempt id and returns the intent, instead of making a
+// second attempt. found is false when the store has no intent with that
+// attempt any more (the attempt was withdrawn because the provider did
+// nothing): the confirm then runs again. Until the attempt's provider call
+// could still be under way, the answer is 409 idempotency_key_in_use.
+func (s *Service) ResumeConfirm(ctx context.Context, st *keelpay.Store, attemptID string) (_ *keelpay.PaymentIntent, found bool, _ error) {
+	ctx = context.WithoutCancel(ctx)
+	pi, err := s.cfg.Storage.PaymentIntentGetByAttempt(ctx, attemptID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("payments: resume confirm: %w", err)
+	}
+	if pi.StoreID != st.ID || pi.AttemptID != attemptID {
+		return nil, false, nil
+	}
+	if pi.Status != keelpay.IntentProcessing {
+		// Finished, or waiting for the buyer's 3D Secure answer: that is
+		// the attempt's answer.
+		return pi, true, nil
+	}
+	if wait := pi.AttemptAt.Add(CallTimeoutMax).Sub(s.now()); wait > 0 {
+		return nil, true, keelpay.ErrIdempotencyKeyInUse(wait)
+	}
+	pi, err = s.lookUp(ctx, pi)
+	return pi, true, err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -69,9 +70,15 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 			}
 			if ev != nil {
 				e := *ev
-				return tx.EventInsert(ctx, &e)
+				if err := tx.EventInsert(ctx, &e); err != nil {
+					return err
+				}
 			}
-			return nil
+			// When a request with an Idempotency-Key makes this change,
+			// its response is stored with it: a retry after a crash gets
+			// this answer, not a second run.
+			n.Version = prev.Version + 1
+			return idem.Finish(ctx, tx, n.ID, &n)
 		})
 		if err == nil {
 			next := st.next

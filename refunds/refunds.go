@@ -14,6 +14,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -128,6 +129,10 @@ func (s *Service) Send(ctx context.Context, st *keelpay.Store, p Params) (*Resul
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	// From here on the work runs to its end under the service's own
+	// time-outs: a caller that goes away must not turn a send into an
+	// unknown outcome, or leave it half recorded.
+	ctx = context.WithoutCancel(ctx)
 	now := s.now()
 	pi, err := s.cfg.Storage.PaymentIntentGet(ctx, st.ID, p.PaymentIntent)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -182,7 +187,10 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		if err := tx.RefundInsert(ctx, r); err != nil {
 			return err
 		}
-		return tx.PaymentIntentUpdate(ctx, &linked, pi.Version)
+		if err := tx.PaymentIntentUpdate(ctx, &linked, pi.Version); err != nil {
+			return err
+		}
+		return idem.Step(ctx, tx, idem.RefundSent, r.ID)
 	})
 	if errors.Is(err, storage.ErrDuplicate) || errors.Is(err, storage.ErrConflict) {
 		// Another first send of this intent won the race.
@@ -234,7 +242,12 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 	next.ReconcileAt = payments.NextReconcile(now, now)
 	next.ReconcileCount = 0
 	next.UpdatedAt = now
-	err := s.cfg.Storage.RefundUpdate(ctx, &next, before.Version)
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.RefundUpdate(ctx, &next, before.Version); err != nil {
+			return err
+		}
+		return idem.Step(ctx, tx, idem.RefundSent, next.ID)
+	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, inProgress(ResendAfter)
 	}
@@ -295,7 +308,13 @@ func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund) (*keelpay.
 	next.LastError = &keelpay.LastError{Code: "outcome_unknown",
 		Message: "It is not known whether the refund was paid out; wait for the webhook, or send it again after 3 minutes."}
 	next.UpdatedAt = s.now()
-	err := s.cfg.Storage.RefundUpdate(ctx, &next, r.Version)
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
+			return err
+		}
+		next.Version = r.Version + 1
+		return idem.Finish(ctx, tx, next.ID, &next)
+	})
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
 	}
@@ -335,7 +354,13 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
 			return err
 		}
-		return tx.EventInsert(ctx, e)
+		if err := tx.EventInsert(ctx, e); err != nil {
+			return err
+		}
+		// A request with an Idempotency-Key stores its answer with the
+		// outcome: a retry after a crash gets it, not another send.
+		next.Version = r.Version + 1
+		return idem.Finish(ctx, tx, next.ID, &next)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
@@ -466,4 +491,36 @@ func inProgress(wait time.Duration) error {
 
 func errRefundNotFound() error {
 	return keelpay.NewError(http.StatusNotFound, keelpay.CodeRefundNotFound, "No such refund.")
+}
+
+// Resume answers the send of a request that was cut off after it recorded
+// the send of refund id (its process died, or it failed after recording),
+// as a retry of that request with the same Idempotency-Key: a send whose
+// outcome is not committed yet is looked up at the provider by its attempt
+// id (and made, with the same attempt id, if it never arrived) instead of
+// being sent again. found is false when the store has no such refund (the
+// first send was undone because the provider did nothing): the send then
+// runs again. Until the send's provider call could still be under way,
+// the answer is 409 idempotency_key_in_use.
+func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string) (_ *Result, found bool, _ error) {
+	ctx = context.WithoutCancel(ctx)
+	r, err := s.cfg.Storage.RefundGet(ctx, st.ID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("refund: resume: %w", err)
+	}
+	if r.Status == keelpay.RefundPending {
+		if wait := r.LastSentAt.Add(ProviderTimeout).Sub(s.now()); wait > 0 {
+			return nil, true, keelpay.ErrIdempotencyKeyInUse(wait)
+		}
+		if err := s.reconcile(ctx, r); err != nil {
+			return nil, true, fmt.Errorf("refund: resume: %w", err)
+		}
+		if r, err = s.cfg.Storage.RefundGet(ctx, st.ID, id); err != nil {
+			return nil, true, fmt.Errorf("refund: resume: %w", err)
+		}
+	}
+	return &Result{Refund: r, Created: r.Attempts == 1}, true, nil
 }
