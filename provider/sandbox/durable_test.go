@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -277,4 +278,48 @@ func integrityCheck(t *testing.T, path string) string {
 	var ok string
 	require.NoError(t, db.QueryRow("PRAGMA integrity_check").Scan(&ok))
 	return ok
+}
+
+// Concurrent calls with one attempt id on a sandbox file charge once, and
+// the sandbox opened again on the file still knows it.
+func TestConcurrentChargesOnAFileChargeOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	ctx := t.Context()
+	sb, err := sandbox.Open(ctx, sandbox.Config{Path: path, Clock: keelpaytest.NewClock(start)})
+	require.NoError(t, err)
+	results := make(chan *provider.ChargeResult, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			res, err := sb.Charge(ctx, provider.ChargeRequest{MerchantID: merchant, AttemptID: "att_once", NewCard: newCard(sandbox.CardVisa), Amount: 500, Currency: "EUR"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			results <- res
+		})
+	}
+	wg.Wait()
+	close(results)
+	var first *provider.ChargeResult
+	for res := range results {
+		if first == nil {
+			first = res
+		}
+		require.Equal(t, first, res)
+	}
+	require.Equal(t, 1, sb.ChargeCount("att_once"))
+	require.NoError(t, sb.Close())
+
+	sb, err = sandbox.Open(ctx, sandbox.Config{Path: path, Clock: keelpaytest.NewClock(start)})
+	require.NoError(t, err)
+	defer sb.Close()
+	require.Equal(t, 1, sb.ChargeCount("att_once"))
+	require.Equal(t, 1, sb.Charges())
+}
+
+func TestOpenFailsOnAPathThatCannotBeCreated(t *testing.T) {
+	_, err := sandbox.Open(t.Context(), sandbox.Config{Path: filepath.Join(t.TempDir(), "missing", "dir", "sandbox.db")})
+	require.Error(t, err)
+	require.Panics(t, func() { sandbox.New(sandbox.Config{Path: filepath.Join(t.TempDir(), "missing", "sandbox.db")}) })
 }
