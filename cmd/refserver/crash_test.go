@@ -391,6 +391,8 @@ func (c *crash) run(t *testing.T, kills int) {
 		}
 	}
 
+	t.Logf("%v: load done, parked keys answered and every key replayed", time.Since(begin).Round(time.Millisecond))
+
 	// 48 hours on: every unknown outcome resolves, every challenge
 	// expires, every delivery is due.
 	c.advance(t, 48*3600)
@@ -424,6 +426,7 @@ func (c *crash) run(t *testing.T, kills int) {
 		}
 		return ""
 	})
+	t.Logf("%v: every attempt, refund and delivery finished", time.Since(begin).Round(time.Millisecond))
 	c.check(t, db, events)
 
 	var totalKills int
@@ -574,12 +577,6 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 			fail("refund paid twice", "refund send %s paid out %d times", attempt, n)
 		}
 	}
-	refundKeys := map[string]string{}
-	for _, k := range c.order {
-		if k.kind == "refund" && len(k.answers) > 0 && k.answers[0].status == http.StatusCreated {
-			refundKeys[k.answers[0].id] = k.key
-		}
-	}
 	paid := 0
 	for _, r := range refunds {
 		n := stats.RefundsByAttempt[r.AttemptID]
@@ -592,10 +589,21 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 		if r.Status == keelpay.RefundSucceeded {
 			paid++
 		}
-		if key := r.Metadata["key"]; key != "" {
-			if id, ok := refundKeys[r.ID]; ok && id != key {
-				fail("refund of another key", "refund %s answered to key %s has the key %s", r.ID, id, key)
-			}
+	}
+	// Every refund answered 201 is there, made by its key.
+	storeOf := map[string]string{}
+	for _, s := range c.shops {
+		storeOf[s.sk] = s.id
+	}
+	for _, k := range c.order {
+		if k.kind != "refund" || len(k.answers) == 0 || k.answers[0].status != http.StatusCreated {
+			continue
+		}
+		r, err := db.RefundGet(ctx, storeOf[k.auth], k.answers[0].id)
+		if err != nil {
+			fail("answered object missing", "key %s answered %s: %v", k.key, k.answers[0], err)
+		} else if r.Metadata["key"] != k.key {
+			fail("refund of another key", "key %s answered refund %s, whose key is %q", k.key, r.ID, r.Metadata["key"])
 		}
 	}
 	if paid != stats.Refunds {
