@@ -71,38 +71,37 @@ func (s *Sandbox) answer(ctx context.Context, id string, complete bool) (challen
 	defer s.mu.Unlock()
 	var v challengeView
 	var c *charge
+	var refused error // why the answer is refused; the expiry it found is kept
 	err := s.inTx(func(t tx) (err error) {
 		if c, err = t.chargeByChallenge(id); err != nil {
 			return err
 		}
 		if c == nil {
-			return ErrChallengeNotFound
+			refused = ErrChallengeNotFound
+			return nil
 		}
 		settled := s.settleCharge(c, s.clock.Now())
 		switch v = s.view(c); v.state {
 		case stateExpired:
-			err = ErrChallengeExpired
+			refused = ErrChallengeExpired
 		case stateSucceeded, stateFailed:
-			err = ErrChallengeClosed
-		}
-		if err != nil {
-			if settled {
-				// The expiry is kept, and the answer given, even though
-				// the buyer's answer is refused.
-				if err := t.saveCharge(c); err != nil {
-					return err
-				}
+			refused = ErrChallengeClosed
+		default:
+			if complete {
+				s.succeed(c)
+			} else {
+				c.fail(provider.FailureAuthenticationFailed, "", "3D Secure was not completed.")
 			}
-			return err
+			v, settled = s.view(c), true
 		}
-		if complete {
-			s.succeed(c)
-		} else {
-			c.fail(provider.FailureAuthenticationFailed, "", "3D Secure was not completed.")
+		if !settled {
+			return nil
 		}
-		v = s.view(c)
 		return t.saveCharge(c)
 	})
+	if err == nil {
+		err = refused
+	}
 	if err != nil {
 		return v, err
 	}

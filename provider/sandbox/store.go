@@ -93,7 +93,8 @@ type tx struct {
 }
 
 // inTx runs f in a transaction and commits it; the answer f produced is
-// given out only once committed. A failure of the database is
+// given out only once committed. An error from f rolls the transaction
+// back and is returned; a failure of the database is
 // [provider.KindUnavailable]: nothing was done.
 func (s *Sandbox) inTx(f func(t tx) error) error {
 	// The work runs to its end whatever the caller's context: the answer is
