@@ -11,6 +11,9 @@
 //	-db           KEELPAY_DB           SQLite file path, or a postgres:// URL (default ./keelpay.db)
 //	-log-format   KEELPAY_LOG_FORMAT   text or json (default text)
 //	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
+//	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
+//	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,
+//	                                   ./keelpay.sandbox.db); not used with -sandbox-url
 //
 // It logs to stderr, is ready when GET /healthz answers 200, and shuts down
 // gracefully on SIGINT or SIGTERM.

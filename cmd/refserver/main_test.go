@@ -175,8 +175,10 @@ func TestRunsBareAndThePrintedCurlSetsUpAStore(t *testing.T) {
 	require.Regexp(t, `^pk_`, store["publishable_key"])
 	require.Regexp(t, `^whsec_`, store["webhook_secret"])
 
-	// The default database is ./keelpay.db.
+	// The default database is ./keelpay.db, the sandbox's ./keelpay.sandbox.db.
 	_, err = os.Stat(filepath.Join(dir, "keelpay.db"))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "keelpay.sandbox.db"))
 	require.NoError(t, err)
 
 	// SIGTERM: graceful shutdown, exit status 0.
@@ -221,6 +223,31 @@ func TestBadConfiguration(t *testing.T) {
 		require.Error(t, err, "%v: %s", args, out)
 		require.Contains(t, string(out), "refserver:")
 	}
+}
+
+func TestSandboxDatabaseDefault(t *testing.T) {
+	t.Parallel()
+	for db, want := range map[string]string{
+		"keelpay.db":                        "keelpay.sandbox.db",
+		"/var/lib/keelpay/shop.sqlite":      "/var/lib/keelpay/shop.sandbox.db",
+		"data/keelpay":                      "data/keelpay.sandbox.db",
+		"postgres://app@db.internal/x":      "keelpay.sandbox.db",
+		"postgresql://app@db.internal/x?a=": "keelpay.sandbox.db",
+	} {
+		c, err := parseConfig([]string{"-db", db}, func(string) string { return "" }, io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, want, c.sandboxDB, db)
+	}
+	c, err := parseConfig([]string{"-db", "a.db"}, func(k string) string {
+		return map[string]string{"KEELPAY_SANDBOX_DB": "/tmp/sb.db"}[k]
+	}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "/tmp/sb.db", c.sandboxDB)
+	c, err = parseConfig([]string{"-sandbox-db", "flag.db"}, func(k string) string {
+		return map[string]string{"KEELPAY_SANDBOX_DB": "/tmp/sb.db"}[k]
+	}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "flag.db", c.sandboxDB)
 }
 
 func TestDatabasePasswordIsNeverPrinted(t *testing.T) {

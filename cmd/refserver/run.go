@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,7 @@ type config struct {
 	db         string
 	logFormat  string
 	sandboxURL string
+	sandboxDB  string
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -48,6 +50,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
 	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
+	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
+		"SQLite file of the sandbox this server owns (env KEELPAY_SANDBOX_DB; default next to a SQLite -db, NAME.sandbox.db)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -57,7 +61,26 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return c, fmt.Errorf("-log-format must be text or json")
 	}
+	if c.sandboxDB == "" {
+		c.sandboxDB = defaultSandboxDB(c.db)
+	}
 	return c, nil
+}
+
+// defaultSandboxDB is where the owned sandbox keeps its state when
+// -sandbox-db is not given: next to a SQLite database, with the database's
+// name and .sandbox.db (keelpay.db: keelpay.sandbox.db); keelpay.sandbox.db
+// in the working directory for PostgreSQL.
+func defaultSandboxDB(db string) string {
+	if isPostgres(db) {
+		return "keelpay.sandbox.db"
+	}
+	base := filepath.Base(db)
+	return filepath.Join(filepath.Dir(db), strings.TrimSuffix(base, filepath.Ext(base))+".sandbox.db")
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 func envOr(getenv func(string) string, name, def string) string {
@@ -85,7 +108,7 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 // openStorage opens a PostgreSQL database for a postgres:// or
 // postgresql:// URL, and a SQLite file for anything else.
 func openStorage(ctx context.Context, dsn string) (storage.Storage, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if isPostgres(dsn) {
 		return postgres.Open(ctx, postgres.Config{DSN: dsn})
 	}
 	return sqlite.Open(ctx, sqlite.Config{Path: dsn})
@@ -130,7 +153,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	baseURL := "http://" + ln.Addr().String()
 
 	if prov == nil {
-		sb = sandbox.New(sandbox.Config{BaseURL: baseURL, Clock: clock})
+		// The sandbox keeps every answer in its own file, so that a
+		// restart after a crash finds every charge, refund, challenge and
+		// unknown outcome it had.
+		sb, err = sandbox.Open(ctx, sandbox.Config{BaseURL: baseURL, Clock: clock, Path: cfg.sandboxDB})
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("open sandbox database: %w", err)
+		}
+		defer sb.Close()
 		prov = sb
 	}
 	metrics := prometheus.NewRegistry()
@@ -180,7 +211,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	sandboxAt := "its own sandbox, served at " + baseURL + "/sandbox/provider/"
+	sandboxAt := "its own sandbox in " + cfg.sandboxDB + ", served at " + baseURL + "/sandbox/provider/"
 	if sb == nil {
 		sandboxAt = "the sandbox at " + cfg.sandboxURL
 	}

@@ -11,7 +11,8 @@ import (
 const statsPath = httpprovider.PathPrefix + "stats"
 
 // Stats counts the money that moved, as [Sandbox.Charges], [Sandbox.Voids],
-// [Sandbox.Refunds] and [Sandbox.ChargeCount] do, in one snapshot.
+// [Sandbox.Refunds], [Sandbox.ChargeCount] and [Sandbox.RefundCount] do, in
+// one snapshot.
 type Stats struct {
 	// Charges is the number of charges made, voided ones included.
 	Charges int `json:"charges"`
@@ -20,23 +21,51 @@ type Stats struct {
 	ChargesByAttempt map[string]int `json:"charges_by_attempt"`
 	// Refunds is the number of refunds that paid out.
 	Refunds int `json:"refunds"`
+	// RefundsByAttempt is the number of times each refund attempt id that
+	// paid out did so (summed over merchants): idempotency keeps each at 1.
+	RefundsByAttempt map[string]int `json:"refunds_by_attempt"`
 	// Voids is the number of charges made that were voided.
 	Voids int `json:"voids"`
 }
 
 // Stats returns the counts as of the clock's now: unknown outcomes that
-// resolved since are included.
+// resolved since are included. It returns zero counts if the sandbox's
+// database fails; see [Sandbox.ReadStats].
 func (s *Sandbox) Stats() Stats {
+	st, _ := s.ReadStats()
+	return st
+}
+
+// ReadStats is [Sandbox.Stats] with the error of the sandbox's database.
+func (s *Sandbox) ReadStats() (Stats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.settleAll()
-	st := Stats{Charges: s.charged, ChargesByAttempt: map[string]int{}, Refunds: s.refunded, Voids: s.voided}
-	for k, c := range s.charges {
-		if c.made > 0 {
-			st.ChargesByAttempt[k.attemptID] += c.made
+	st := Stats{ChargesByAttempt: map[string]int{}, RefundsByAttempt: map[string]int{}}
+	err := s.inTx(func(t tx) (err error) {
+		if err := s.settleAll(t); err != nil {
+			return err
 		}
+		if st.ChargesByAttempt, err = t.countByAttempt("sandbox_charges", "made"); err != nil {
+			return err
+		}
+		if st.RefundsByAttempt, err = t.countByAttempt("sandbox_refunds", "paid"); err != nil {
+			return err
+		}
+		if st.Voids, err = t.count(`SELECT COUNT(*) FROM sandbox_charges WHERE made > 0 AND voided = 1`); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return Stats{ChargesByAttempt: map[string]int{}, RefundsByAttempt: map[string]int{}}, err
 	}
-	return st
+	for _, n := range st.ChargesByAttempt {
+		st.Charges += n
+	}
+	for _, n := range st.RefundsByAttempt {
+		st.Refunds += n
+	}
+	return st, nil
 }
 
 // APIHandler serves the sandbox to other processes with the protocol of
@@ -52,9 +81,14 @@ func (s *Sandbox) APIHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(httpprovider.PathPrefix, httpprovider.NewHandler(s))
 	mux.HandleFunc("GET "+statsPath, func(w http.ResponseWriter, _ *http.Request) {
+		st, err := s.ReadStats()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		_ = json.NewEncoder(w).Encode(s.Stats())
+		_ = json.NewEncoder(w).Encode(st)
 	})
 	return mux
 }

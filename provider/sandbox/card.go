@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"github.com/keelpay/keelpay/provider"
 )
 
-// Test card numbers (API-DECISIONS, "The payment provider and its sandbox").
+// Test card numbers.
 // All pass Luhn; any future expiry and any CVC work. Any other Luhn-valid
 // number behaves as [CardVisa], with its brand from its prefix.
 const (
@@ -57,28 +58,35 @@ const (
 	CardRefundProviderError = "4000000000005159"
 )
 
-// behavior is what a test card does; the zero value succeeds.
-type behavior int
+// behavior is what a test card does, by name: the sandbox stores it instead
+// of the card number.
+type behavior string
 
 const (
-	succeeds behavior = iota
-	threeDSecure
-	declined
-	insufficientFunds
-	rejected
-	billingRequired
-	providerError
-	unknownSucceeds
-	unknownDeclined
-	unavailable
-	currencyMismatch
-	amountMismatch
-	noOrderID
-	refundRejected
-	refundOrderNotFound
-	refundUnknown
-	refundProviderError
+	succeeds            behavior = "succeeds"
+	threeDSecure        behavior = "three_d_secure"
+	declined            behavior = "declined"
+	insufficientFunds   behavior = "insufficient_funds"
+	rejected            behavior = "rejected"
+	billingRequired     behavior = "billing_required"
+	providerError       behavior = "provider_error"
+	unknownSucceeds     behavior = "unknown_succeeds"
+	unknownDeclined     behavior = "unknown_declined"
+	unavailable         behavior = "unavailable"
+	currencyMismatch    behavior = "currency_mismatch"
+	amountMismatch      behavior = "amount_mismatch"
+	noOrderID           behavior = "no_order_id"
+	refundRejected      behavior = "refund_rejected"
+	refundOrderNotFound behavior = "refund_order_not_found"
+	refundUnknown       behavior = "refund_unknown"
+	refundProviderError behavior = "refund_provider_error"
 )
+
+// behaviorOf returns what the card number does: any number that is not a
+// test card succeeds.
+func behaviorOf(number string) behavior {
+	return cmp.Or(testCards[number], succeeds)
+}
 
 var testCards = map[string]behavior{
 	CardThreeDSecure:           threeDSecure,
@@ -118,7 +126,15 @@ func (s *Sandbox) SaveCard(_ context.Context, r provider.SaveCardRequest) (*prov
 	if r.MerchantID == "" {
 		return nil, invalidRequest("a merchant id is required")
 	}
-	c, msg := s.tokenise(r.MerchantID, r)
+	var c *card
+	var msg string
+	err := s.inTx(func(t tx) (err error) {
+		c, msg, err = s.tokenise(t, r.MerchantID, r)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	if c == nil {
 		return nil, &provider.Error{Kind: provider.KindCardRejected, Message: msg}
 	}
@@ -127,18 +143,18 @@ func (s *Sandbox) SaveCard(_ context.Context, r provider.SaveCardRequest) (*prov
 }
 
 // tokenise saves the card r for merchantID, or returns why it is refused.
-func (s *Sandbox) tokenise(merchantID string, r provider.SaveCardRequest) (*card, string) {
+func (s *Sandbox) tokenise(t tx, merchantID string, r provider.SaveCardRequest) (*card, string, error) {
 	switch {
 	case !luhn(r.Number):
-		return nil, "The card number is not valid."
+		return nil, "The card number is not valid.", nil
 	case !s.unexpired(r.ExpMonth, r.ExpYear):
-		return nil, "The card has expired."
-	case testCards[r.Number] == rejected:
-		return nil, "The card was not accepted."
+		return nil, "The card has expired.", nil
+	case behaviorOf(r.Number) == rejected:
+		return nil, "The card was not accepted.", nil
 	}
 	c := &card{
 		merchantID: merchantID,
-		behavior:   testCards[r.Number],
+		behavior:   behaviorOf(r.Number),
 		saved: provider.SavedCard{
 			Token:    keelpay.NewID("tok_"),
 			Brand:    brand(r.Number),
@@ -147,8 +163,10 @@ func (s *Sandbox) tokenise(merchantID string, r provider.SaveCardRequest) (*card
 			ExpYear:  r.ExpYear,
 		},
 	}
-	s.cards[c.saved.Token] = c
-	return c, ""
+	if err := t.saveCard(c); err != nil {
+		return nil, "", err
+	}
+	return c, "", nil
 }
 
 // unexpired reports whether the card is valid through the end of its expiry

@@ -69,28 +69,48 @@ func (s *Sandbox) AnswerChallenge(ctx context.Context, challenge string, complet
 func (s *Sandbox) answer(ctx context.Context, id string, complete bool) (challengeView, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.challenges[id]
-	if !ok {
-		return challengeView{}, ErrChallengeNotFound
+	var v challengeView
+	var c *charge
+	var refused error // why the answer is refused; the expiry it found is kept
+	err := s.inTx(func(t tx) (err error) {
+		if c, err = t.chargeByChallenge(id); err != nil {
+			return err
+		}
+		if c == nil {
+			refused = ErrChallengeNotFound
+			return nil
+		}
+		settled := s.settleCharge(c, s.clock.Now())
+		switch v = s.view(c); v.state {
+		case stateExpired:
+			refused = ErrChallengeExpired
+		case stateSucceeded, stateFailed:
+			refused = ErrChallengeClosed
+		default:
+			if complete {
+				s.succeed(c)
+			} else {
+				c.fail(provider.FailureAuthenticationFailed, "", "3D Secure was not completed.")
+			}
+			v, settled = s.view(c), true
+		}
+		if !settled {
+			return nil
+		}
+		return t.saveCharge(c)
+	})
+	if err == nil {
+		err = refused
 	}
-	s.settleCharge(c, s.clock.Now())
-	switch v := s.view(c); v.state {
-	case stateExpired:
-		return v, ErrChallengeExpired
-	case stateSucceeded, stateFailed:
-		return v, ErrChallengeClosed
-	}
-	if complete {
-		s.succeed(c)
-	} else {
-		c.fail(provider.FailureAuthenticationFailed, "", "3D Secure was not completed.")
+	if err != nil {
+		return v, err
 	}
 	if notify := s.notify; notify != nil {
 		// Like a provider's webhook, the notification outlives the request
 		// that caused it.
 		go notify(context.WithoutCancel(ctx), c.key.merchantID, c.key.attemptID)
 	}
-	return s.view(c), nil
+	return v, nil
 }
 
 // ChallengeHandler serves the 3D Secure page of every challenge at
@@ -112,18 +132,29 @@ func (s *Sandbox) ChallengeHandler() http.Handler {
 
 func (s *Sandbox) serveChallenge(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	c, ok := s.challenges[r.PathValue("id")]
+	var c *charge
+	err := s.inTx(func(t tx) (err error) {
+		if c, err = t.chargeByChallenge(r.PathValue("id")); err != nil || c == nil {
+			return err
+		}
+		if !s.settleCharge(c, s.clock.Now()) {
+			return nil
+		}
+		return t.saveCharge(c)
+	})
 	var v challengeView
-	if ok {
-		s.settleCharge(c, s.clock.Now())
+	if c != nil {
 		v = s.view(c)
 	}
 	s.mu.Unlock()
-	if !ok {
+	switch {
+	case err != nil:
+		renderPage(w, http.StatusServiceUnavailable, page{Heading: "Something went wrong", Text: "The sandbox could not read the challenge. Try again."})
+	case c == nil:
 		renderPage(w, http.StatusNotFound, challengeNotFoundPage())
-		return
+	default:
+		renderPage(w, http.StatusOK, v.page(""))
 	}
-	renderPage(w, http.StatusOK, v.page(""))
 }
 
 func (s *Sandbox) serveAnswer(w http.ResponseWriter, r *http.Request) {
@@ -147,6 +178,8 @@ func (s *Sandbox) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		renderPage(w, http.StatusConflict, v.page("This challenge expired before it was answered, so it can no longer be answered."))
 	case errors.Is(err, ErrChallengeClosed):
 		renderPage(w, http.StatusConflict, v.page("This challenge was already answered; the first answer stands."))
+	case err != nil:
+		renderPage(w, http.StatusServiceUnavailable, page{Heading: "Something went wrong", Text: "The sandbox could not take the answer. Try again."})
 	default:
 		renderPage(w, http.StatusOK, v.page(""))
 	}

@@ -20,8 +20,10 @@ type charge struct {
 	// deadline is when a pending outcome resolves or an open challenge
 	// expires.
 	deadline time.Time
-	made     int     // charges made with this attempt: 0 or 1
-	refund   *refund // the refund that returned or is returning the money
+	made     int // charges made with this attempt: 0 or 1
+	// refundAttemptID is the refund send that returned or is returning
+	// the money.
+	refundAttemptID string
 }
 
 // Charge charges a saved or a new card once per merchant and attempt id; a
@@ -40,40 +42,60 @@ func (s *Sandbox) Charge(_ context.Context, r provider.ChargeRequest) (*provider
 	}
 	now := s.clock.Now()
 	key := attempt{r.MerchantID, r.AttemptID}
-	c, ok := s.charges[key]
-	if !ok {
-		c = s.newCharge(key, r, now)
-		s.charges[key] = c
+	var c *charge
+	err := s.inTx(func(t tx) (err error) {
+		c, err = t.charge(key)
+		switch {
+		case err != nil:
+			return err
+		case c == nil:
+			if c, err = s.newCharge(t, key, r, now); err != nil {
+				return err
+			}
+			s.settleCharge(c, now)
+		case !s.settleCharge(c, now):
+			return nil
+		}
+		return t.saveCharge(c)
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.settleCharge(c, now)
 	if c.res.Status == provider.ChargePending {
 		return nil, outcomeUnknown("the charge timed out")
 	}
 	return s.chargeResult(c), nil
 }
 
-func (s *Sandbox) newCharge(key attempt, r provider.ChargeRequest, now time.Time) *charge {
+func (s *Sandbox) newCharge(t tx, key attempt, r provider.ChargeRequest, now time.Time) (*charge, error) {
 	c := &charge{key: key, res: provider.ChargeResult{Amount: r.Amount, Currency: r.Currency}}
 	switch {
 	case r.Amount <= 0 || !isCurrency(r.Currency):
-		return c.fail(provider.FailureInvalidRequest, "", "The amount or currency is not valid.")
+		return c.fail(provider.FailureInvalidRequest, "", "The amount or currency is not valid."), nil
 	case (r.CardToken == "") == (r.NewCard == nil):
-		return c.fail(provider.FailureInvalidRequest, "", "Give either a card token or a new card.")
+		return c.fail(provider.FailureInvalidRequest, "", "Give either a card token or a new card."), nil
 	case r.NewCard != nil:
-		card, msg := s.tokenise(key.merchantID, *r.NewCard)
+		card, msg, err := s.tokenise(t, key.merchantID, *r.NewCard)
+		if err != nil {
+			return nil, err
+		}
 		if card == nil {
-			return c.fail(provider.FailureCardRejected, "", msg)
+			return c.fail(provider.FailureCardRejected, "", msg), nil
 		}
 		c.card = card
 	default:
-		card := s.cards[r.CardToken]
+		card, err := t.card(r.CardToken)
+		if err != nil {
+			return nil, err
+		}
 		if card == nil || card.merchantID != key.merchantID {
-			return c.fail(provider.FailureInvalidRequest, "", "The card token is not known for this merchant.")
+			return c.fail(provider.FailureInvalidRequest, "", "The card token is not known for this merchant."), nil
 		}
 		c.card = card
 		if card.behavior == unavailable {
-			c.res.Card = &card.saved
-			return c.fail(provider.FailureCardUnavailable, "", "The saved card can no longer be charged.")
+			saved := card.saved
+			c.res.Card = &saved
+			return c.fail(provider.FailureCardUnavailable, "", "The saved card can no longer be charged."), nil
 		}
 	}
 	saved := c.card.saved
@@ -95,14 +117,13 @@ func (s *Sandbox) newCharge(key attempt, r provider.ChargeRequest, now time.Time
 		c.res.Status = provider.ChargeRequiresAction
 		c.challengeID = keelpay.NewID("3ds_")
 		c.deadline = now.Add(ChallengeTimeout)
-		s.challenges[c.challengeID] = c
 	case unknownSucceeds, unknownDeclined:
 		c.res.Status = provider.ChargePending
 		c.deadline = now.Add(ResolveAfter)
 	default:
 		s.succeed(c)
 	}
-	return c
+	return c, nil
 }
 
 // isCurrency reports whether code looks like an upper-case ISO 4217 code.
@@ -134,17 +155,13 @@ func (s *Sandbox) succeed(c *charge) {
 		c.res.Amount++
 	}
 	c.made++
-	s.charged++
-	if c.res.Voided { // voided while its outcome was unknown
-		s.voided++
-	}
 }
 
 // settleCharge resolves an unknown outcome or expires a challenge once its
-// deadline has passed.
-func (s *Sandbox) settleCharge(c *charge, now time.Time) {
+// deadline has passed, and reports whether it did.
+func (s *Sandbox) settleCharge(c *charge, now time.Time) bool {
 	if now.Before(c.deadline) {
-		return
+		return false
 	}
 	switch {
 	case c.res.Status == provider.ChargeRequiresAction:
@@ -153,7 +170,10 @@ func (s *Sandbox) settleCharge(c *charge, now time.Time) {
 		s.succeed(c)
 	case c.res.Status == provider.ChargePending:
 		c.fail(provider.FailureCardDeclined, provider.DeclineGeneric, "The card was declined.")
+	default:
+		return false
 	}
+	return true
 }
 
 // chargeResult returns a copy of c's outcome that the caller may keep.
@@ -182,12 +202,29 @@ func (s *Sandbox) LookupCharge(_ context.Context, merchantID, attemptID string) 
 	if err := s.refuseLookup(); err != nil {
 		return nil, err
 	}
-	c, ok := s.charges[attempt{merchantID, attemptID}]
-	if !ok {
+	c, err := s.settledCharge(attempt{merchantID, attemptID})
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
 		return nil, provider.ErrUnknownAttempt
 	}
-	s.settleCharge(c, s.clock.Now())
 	return s.chargeResult(c), nil
+}
+
+// settledCharge returns the charge of key brought up to the clock, or nil.
+func (s *Sandbox) settledCharge(key attempt) (*charge, error) {
+	var c *charge
+	err := s.inTx(func(t tx) (err error) {
+		if c, err = t.charge(key); err != nil || c == nil {
+			return err
+		}
+		if !s.settleCharge(c, s.clock.Now()) {
+			return nil
+		}
+		return t.saveCharge(c)
+	})
+	return c, err
 }
 
 // Void makes sure no money stays charged for the attempt: a charge made is
@@ -201,22 +238,23 @@ func (s *Sandbox) Void(_ context.Context, merchantID, attemptID string) error {
 	if err := s.refuseWork(); err != nil {
 		return err
 	}
-	c, ok := s.charges[attempt{merchantID, attemptID}]
-	if !ok {
-		return provider.ErrUnknownAttempt
-	}
-	s.settleCharge(c, s.clock.Now())
-	if c.res.Voided {
-		return nil
-	}
-	switch c.res.Status {
-	case provider.ChargeSucceeded:
-		s.voided++
-	case provider.ChargeRequiresAction:
-		c.fail(provider.FailureAuthenticationFailed, "", "The charge was canceled before 3D Secure was answered.")
-	case provider.ChargeFailed:
-		return nil
-	}
-	c.res.Voided = true
-	return nil
+	return s.inTx(func(t tx) error {
+		c, err := t.charge(attempt{merchantID, attemptID})
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			return provider.ErrUnknownAttempt
+		}
+		settled := s.settleCharge(c, s.clock.Now())
+		if !c.res.Voided && c.res.Status != provider.ChargeFailed {
+			if c.res.Status == provider.ChargeRequiresAction {
+				c.fail(provider.FailureAuthenticationFailed, "", "The charge was canceled before 3D Secure was answered.")
+			}
+			c.res.Voided = true
+		} else if !settled {
+			return nil
+		}
+		return t.saveCharge(c)
+	})
 }

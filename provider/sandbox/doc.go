@@ -1,7 +1,8 @@
 // Package sandbox is a complete in-process payment provider: it implements
 // [provider.Provider] with test cards and test applications, serves its own
-// 3D Secure page, and keeps everything in memory. The reference server uses
-// it by default; the library's tests use it to drive every path of a payment.
+// 3D Secure page, and keeps everything it answered in its own SQLite file
+// (Config.Path), or in memory for tests. The reference server uses it by
+// default; the library's tests use it to drive every path of a payment.
 //
 //	clock := keelpaytest.NewClock(time.Now())
 //	sb := sandbox.New(sandbox.Config{Clock: clock, BaseURL: "http://127.0.0.1:8080"})
@@ -40,7 +41,18 @@
 //
 // Every charge and refund is kept by merchant and attempt id, and a repeated
 // call returns the stored outcome: [Sandbox.Charges], [Sandbox.ChargeCount],
-// [Sandbox.Voids] and [Sandbox.Refunds] count the money that actually moved.
+// [Sandbox.Voids], [Sandbox.Refunds] and [Sandbox.RefundCount] count the
+// money that actually moved.
+//
+// # Durability
+//
+// With a Config.Path, every answer (a charge, a void, a refund, a saved
+// card, a challenge's answer, an unknown outcome's resolution) is committed
+// to the file before it is returned, so a sandbox reopened on the file after
+// its process was killed answers every lookup as before, and a repeated
+// attempt still never charges or pays out twice. The file holds no card
+// number and no CVC: a card is kept as what it does, its brand, last4 and
+// expiry. Nothing is kept in memory but the configuration switches.
 // Time is the configured clock's: unknown outcomes resolve [ResolveAfter]
 // after the attempt, when they are next looked at; a 3D Secure challenge
 // expires [ChallengeTimeout] after the charge.

@@ -9,8 +9,10 @@ import (
 
 // refund is one refund send.
 type refund struct {
+	key      attempt
 	res      provider.RefundResult
 	deadline time.Time // when a pending outcome resolves
+	paid     int       // times this send paid out: 0 or 1
 }
 
 // Refund returns the whole amount of a succeeded charge once per merchant and
@@ -31,53 +33,86 @@ func (s *Sandbox) Refund(_ context.Context, r provider.RefundRequest) (*provider
 	}
 	now := s.clock.Now()
 	key := attempt{r.MerchantID, r.AttemptID}
-	rf, ok := s.refunds[key]
-	if !ok {
-		rf = s.newRefund(r, now)
-		s.refunds[key] = rf
+	var rf *refund
+	err := s.inTx(func(t tx) (err error) {
+		rf, err = t.refund(key)
+		switch {
+		case err != nil:
+			return err
+		case rf == nil:
+			if rf, err = s.newRefund(t, key, r, now); err != nil {
+				return err
+			}
+			s.settleRefund(rf, now)
+		case !s.settleRefund(rf, now):
+			return nil
+		}
+		return t.saveRefund(rf)
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.settleRefund(rf, now)
 	if rf.res.Status == provider.RefundPending {
 		return nil, outcomeUnknown("the refund timed out")
 	}
 	return rf.result(), nil
 }
 
-func (s *Sandbox) newRefund(r provider.RefundRequest, now time.Time) *refund {
-	rf := &refund{}
-	c := s.charges[attempt{r.MerchantID, r.ChargeAttemptID}]
-	if c != nil {
-		s.settleCharge(c, now)
+// newRefund sends the refund key. It saves the charge it refunds (and the
+// charge's earlier refund) when they changed; the caller saves the refund.
+func (s *Sandbox) newRefund(t tx, key attempt, r provider.RefundRequest, now time.Time) (*refund, error) {
+	rf := &refund{key: key}
+	c, err := t.charge(attempt{r.MerchantID, r.ChargeAttemptID})
+	if err != nil {
+		return nil, err
 	}
-	if c != nil && c.refund != nil {
-		s.settleRefund(c.refund, now)
+	var earlier *refund
+	if c != nil {
+		if s.settleCharge(c, now) {
+			if err := t.saveCharge(c); err != nil {
+				return nil, err
+			}
+		}
+		if c.refundAttemptID != "" {
+			if earlier, err = t.refund(attempt{r.MerchantID, c.refundAttemptID}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if earlier != nil && s.settleRefund(earlier, now) {
+		if err := t.saveRefund(earlier); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case c == nil || c.res.Status != provider.ChargeSucceeded || c.res.OrderID == "" || c.res.OrderID != r.OrderID:
-		return rf.fail(provider.FailureOrderNotFound, "The order does not exist.")
+		return rf.fail(provider.FailureOrderNotFound, "The order does not exist."), nil
 	case c.card.behavior == refundOrderNotFound:
-		return rf.fail(provider.FailureOrderNotFound, "The order does not exist.")
+		return rf.fail(provider.FailureOrderNotFound, "The order does not exist."), nil
 	case c.res.Voided:
-		return rf.fail(provider.FailureRefundRejected, "The charge was voided.")
-	case c.refund != nil && c.refund.res.Status == provider.RefundSucceeded:
-		return rf.fail(provider.FailureRefundRejected, "The charge was already refunded.")
-	case c.refund != nil:
-		return rf.fail(provider.FailureRefundRejected, "A refund of this charge is in progress.")
+		return rf.fail(provider.FailureRefundRejected, "The charge was voided."), nil
+	case earlier != nil && earlier.res.Status == provider.RefundSucceeded:
+		return rf.fail(provider.FailureRefundRejected, "The charge was already refunded."), nil
+	case earlier != nil:
+		return rf.fail(provider.FailureRefundRejected, "A refund of this charge is in progress."), nil
 	case r.Amount != c.res.Amount || r.Currency != c.res.Currency:
-		return rf.fail(provider.FailureRefundRejected, "A refund must be for the whole amount of the charge.")
+		return rf.fail(provider.FailureRefundRejected, "A refund must be for the whole amount of the charge."), nil
 	case c.card.behavior == refundRejected:
-		return rf.fail(provider.FailureRefundRejected, "Refund declined by issuer.")
+		return rf.fail(provider.FailureRefundRejected, "Refund declined by issuer."), nil
 	case c.card.behavior == refundProviderError:
-		return rf.fail(provider.FailureProviderError, "The provider could not process the refund.")
+		return rf.fail(provider.FailureProviderError, "The provider could not process the refund."), nil
 	}
-	c.refund = rf
+	c.refundAttemptID = key.attemptID
+	if err := t.saveCharge(c); err != nil {
+		return nil, err
+	}
 	if c.card.behavior == refundUnknown {
 		rf.res.Status = provider.RefundPending
 		rf.deadline = now.Add(ResolveAfter)
-		return rf
+		return rf, nil
 	}
 	s.payOut(rf)
-	return rf
+	return rf, nil
 }
 
 func (rf *refund) fail(code provider.FailureCode, msg string) *refund {
@@ -90,14 +125,17 @@ func (rf *refund) fail(code provider.FailureCode, msg string) *refund {
 
 func (s *Sandbox) payOut(rf *refund) {
 	rf.res.Status = provider.RefundSucceeded
-	s.refunded++
+	rf.paid++
 }
 
-// settleRefund resolves a pending refund once its deadline has passed.
-func (s *Sandbox) settleRefund(rf *refund, now time.Time) {
+// settleRefund resolves a pending refund once its deadline has passed, and
+// reports whether it did.
+func (s *Sandbox) settleRefund(rf *refund, now time.Time) bool {
 	if rf.res.Status == provider.RefundPending && !now.Before(rf.deadline) {
 		s.payOut(rf)
+		return true
 	}
+	return false
 }
 
 // result returns a copy of the outcome that the caller may keep.
@@ -118,10 +156,21 @@ func (s *Sandbox) LookupRefund(_ context.Context, merchantID, attemptID string) 
 	if err := s.refuseLookup(); err != nil {
 		return nil, err
 	}
-	rf, ok := s.refunds[attempt{merchantID, attemptID}]
-	if !ok {
+	var rf *refund
+	err := s.inTx(func(t tx) (err error) {
+		if rf, err = t.refund(attempt{merchantID, attemptID}); err != nil || rf == nil {
+			return err
+		}
+		if !s.settleRefund(rf, s.clock.Now()) {
+			return nil
+		}
+		return t.saveRefund(rf)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rf == nil {
 		return nil, provider.ErrUnknownAttempt
 	}
-	s.settleRefund(rf, s.clock.Now())
 	return rf.result(), nil
 }

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"cmp"
+	"context"
+	"database/sql"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +37,12 @@ type Config struct {
 	// Share the service's clock so that moving it moves the sandbox too.
 	// Default [keelpay.SystemClock].
 	Clock keelpay.Clock
+	// Path is the sandbox's own SQLite file, where it keeps saved cards,
+	// charges, voids, refunds, 3D Secure challenges and unknown outcomes,
+	// so that a sandbox reopened on it after a crash answers every lookup
+	// as before. It is created if missing. Default "": a private in-memory
+	// database that lives as long as the Sandbox, for tests.
+	Path string
 }
 
 // WithDefaults returns c with every unset field set to its default.
@@ -49,19 +57,15 @@ func (c Config) WithDefaults() Config {
 type Sandbox struct {
 	clock keelpay.Clock
 
+	// mu serialises the sandbox's work: each call reads and changes its
+	// database in one transaction under mu.
 	mu            sync.Mutex
+	db            *sql.DB
 	baseURL       string
 	notify        provider.NotifyFunc
 	apps          map[string]AppBehavior // SetApplication, by client id
 	unavailable   bool
 	accessPending bool
-	cards         map[string]*card    // by token
-	charges       map[attempt]*charge // by merchant and attempt id
-	challenges    map[string]*charge  // by challenge id
-	refunds       map[attempt]*refund // by merchant and refund attempt id
-	charged       int                 // charges made
-	voided        int                 // made charges voided
-	refunded      int                 // refunds paid out
 }
 
 var (
@@ -72,18 +76,41 @@ var (
 // attempt is an idempotency key: attempt ids are unique per merchant.
 type attempt struct{ merchantID, attemptID string }
 
-// New returns an empty sandbox.
-func New(cfg Config) *Sandbox {
+// Open returns a sandbox that keeps its state in cfg.Path, with everything
+// it answered before, or an empty one in memory when cfg.Path is "". Close
+// it when done. The configuration switches (SetApplication,
+// SetUnavailable, SetAccessPending, SetNotifier, SetBaseURL) are not kept.
+func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	cfg = cfg.WithDefaults()
-	return &Sandbox{
-		clock:      cfg.Clock,
-		baseURL:    cfg.BaseURL,
-		apps:       map[string]AppBehavior{},
-		cards:      map[string]*card{},
-		charges:    map[attempt]*charge{},
-		challenges: map[string]*charge{},
-		refunds:    map[attempt]*refund{},
+	db, err := openDB(ctx, cfg.Path)
+	if err != nil {
+		return nil, err
 	}
+	return &Sandbox{
+		clock:   cfg.Clock,
+		db:      db,
+		baseURL: cfg.BaseURL,
+		apps:    map[string]AppBehavior{},
+	}, nil
+}
+
+// New is [Open] that panics when the database cannot be opened, which
+// does not happen when cfg.Path is "": it returns an empty sandbox in
+// memory.
+func New(cfg Config) *Sandbox {
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		panic("sandbox: " + err.Error())
+	}
+	return s
+}
+
+// Close closes the sandbox's database. Every answer given is already
+// committed: closing is not needed to keep them.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db.Close()
 }
 
 // SetBaseURL changes where the 3D Secure page is served, for example once an
@@ -122,55 +149,85 @@ func (s *Sandbox) SetAccessPending(on bool) {
 }
 
 // Charges returns how many charges the sandbox has made, voided ones
-// included; an unknown outcome counts once it resolved as succeeded.
+// included; an unknown outcome counts once it resolved as succeeded. It is
+// 0 if the sandbox's database fails.
 func (s *Sandbox) Charges() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.settleAll()
-	return s.charged
+	return s.Stats().Charges
 }
 
 // ChargeCount returns how many charges were made with attemptID (for any
 // merchant). Idempotency keeps it at 0 or 1.
 func (s *Sandbox) ChargeCount(attemptID string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.settleAll()
-	n := 0
-	for k, c := range s.charges {
-		if k.attemptID == attemptID {
-			n += c.made
-		}
-	}
-	return n
+	return s.countOf(`SELECT COALESCE(SUM(made), 0) FROM sandbox_charges WHERE attempt_id = ?`, attemptID)
+}
+
+// RefundCount returns how many times the refund send attemptID paid out
+// (for any merchant). Idempotency keeps it at 0 or 1.
+func (s *Sandbox) RefundCount(attemptID string) int {
+	return s.countOf(`SELECT COALESCE(SUM(paid), 0) FROM sandbox_refunds WHERE attempt_id = ?`, attemptID)
 }
 
 // Voids returns how many charges made were voided.
 func (s *Sandbox) Voids() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.settleAll()
-	return s.voided
+	return s.Stats().Voids
 }
 
 // Refunds returns how many refunds paid out.
 func (s *Sandbox) Refunds() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.settleAll()
-	return s.refunded
+	return s.Stats().Refunds
 }
 
-// settleAll brings every attempt up to the clock, so that the counts include
-// the unknown outcomes that resolved since.
-func (s *Sandbox) settleAll() {
+// countOf settles what is due and returns the count query answers, 0 if
+// the database fails.
+func (s *Sandbox) countOf(query string, args ...any) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int
+	_ = s.inTx(func(t tx) error {
+		if err := s.settleAll(t); err != nil {
+			return err
+		}
+		var err error
+		n, err = t.count(query, args...)
+		return err
+	})
+	return n
+}
+
+// settleAll brings every attempt that is due up to the clock, so that the
+// counts include the unknown outcomes that resolved since.
+func (s *Sandbox) settleAll(t tx) error {
 	now := s.clock.Now()
-	for _, c := range s.charges {
-		s.settleCharge(c, now)
+	keys, err := t.dueCharges(now)
+	if err != nil {
+		return err
 	}
-	for _, r := range s.refunds {
-		s.settleRefund(r, now)
+	for _, k := range keys {
+		c, err := t.charge(k)
+		if err != nil {
+			return err
+		}
+		if c != nil && s.settleCharge(c, now) {
+			if err := t.saveCharge(c); err != nil {
+				return err
+			}
+		}
 	}
+	if keys, err = t.dueRefunds(now); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		rf, err := t.refund(k)
+		if err != nil {
+			return err
+		}
+		if rf != nil && s.settleRefund(rf, now) {
+			if err := t.saveRefund(rf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // refuseWork returns the error of a call that acts on the merchant's money

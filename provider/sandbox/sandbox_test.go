@@ -28,11 +28,9 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	clock := keelpaytest.NewClock(start)
-	return &bundle{
-		ctx:   t.Context(),
-		clock: clock,
-		sb:    sandbox.New(sandbox.Config{Clock: clock, BaseURL: "https://sandbox.test/"}),
-	}
+	sb := sandbox.New(sandbox.Config{Clock: clock, BaseURL: "https://sandbox.test/"})
+	t.Cleanup(func() { require.NoError(t, sb.Close()) })
+	return &bundle{ctx: t.Context(), clock: clock, sb: sb}
 }
 
 func newCard(number string) *provider.SaveCardRequest {
