@@ -131,6 +131,41 @@ func (s *Service) List(ctx context.Context, p ListParams) ([]*keelpay.Event, boo
 	return events, more, err
 }
 
+// AttemptListParams selects a page of an event's attempts.
+type AttemptListParams = storage.DeliveryAttemptListParams
+
+// Attempts returns a page of an event's delivery attempts, newest first:
+// 404 event_not_found when the store has no such event.
+func (s *Service) Attempts(ctx context.Context, p AttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
+	if _, err := s.Get(ctx, p.StoreID, p.EventID); err != nil {
+		return nil, false, err
+	}
+	if p.Limit == 0 {
+		p.Limit = ListLimitDefault
+	}
+	if p.Limit < 1 || p.Limit > ListLimitMax {
+		return nil, false, keelpay.InvalidRequest("limit", "invalid_limit", "limit must be an integer from 1 to 100.")
+	}
+	const msg = " must be the id of one of the event's attempts."
+	for _, c := range []struct{ field, id string }{{"starting_after", p.StartingAfter}, {"ending_before", p.EndingBefore}} {
+		if c.id != "" && !keelpay.ValidID(keelpay.PrefixAttempt, c.id) {
+			return nil, false, keelpay.InvalidRequest(c.field, "invalid_"+c.field, c.field+msg)
+		}
+	}
+	if p.StartingAfter != "" && p.EndingBefore != "" {
+		return nil, false, keelpay.InvalidRequest("ending_before", "invalid_ending_before", "Give starting_after or ending_before, not both.")
+	}
+	attempts, more, err := s.cfg.Storage.DeliveryAttemptList(ctx, p)
+	if errors.Is(err, storage.ErrNotFound) {
+		field := "starting_after"
+		if p.EndingBefore != "" {
+			field = "ending_before"
+		}
+		return nil, false, keelpay.InvalidRequest(field, "invalid_"+field, field+msg)
+	}
+	return attempts, more, err
+}
+
 // Redeliver queues one more attempt of an event now: a failed delivery
 // becomes pending again with a fresh attempt count.
 func (s *Service) Redeliver(ctx context.Context, storeID, id string) (*keelpay.Event, error) {

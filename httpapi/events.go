@@ -17,6 +17,7 @@ func (a *api) eventRoutes() []route {
 		{"GET", "/v1/events", authSecret, a.listEvents},
 		{"GET", "/v1/events/{id}", authSecret, a.getEvent},
 		{"POST", "/v1/events/{id}/redeliver", authSecret, a.redeliverEvent},
+		{"GET", "/v1/events/{id}/attempts", authSecret, a.listAttempts},
 	}
 }
 
@@ -143,4 +144,60 @@ func (a *api) redeliverEvent(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	writeRaw(w, http.StatusOK, eventJSON(e))
+}
+
+// attemptJSON is one delivery attempt. It carries the receiver's answer,
+// never the request's signature or the webhook secret.
+type attemptJSON struct {
+	ID           string  `json:"id"`
+	Object       string  `json:"object"`
+	Event        string  `json:"event"`
+	StartedAt    string  `json:"started_at"`
+	DurationMS   int64   `json:"duration_ms"`
+	StatusCode   *int    `json:"status_code"`
+	Failure      *string `json:"failure"`
+	ResponseBody string  `json:"response_body"`
+}
+
+func newAttemptJSON(at *keelpay.DeliveryAttempt) attemptJSON {
+	out := attemptJSON{
+		ID: at.ID, Object: "delivery_attempt", Event: at.EventID,
+		StartedAt: *timeJSON(at.StartedAt), DurationMS: at.Duration.Milliseconds(), ResponseBody: at.ResponseBody,
+	}
+	if at.StatusCode != 0 {
+		out.StatusCode = &at.StatusCode
+	}
+	if at.Failure != "" {
+		f := string(at.Failure)
+		out.Failure = &f
+	}
+	return out
+}
+
+func (a *api) listAttempts(w http.ResponseWriter, r *http.Request, c caller) {
+	q, err := parseQuery(r.URL.RawQuery, "limit", "starting_after", "ending_before")
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	p := events.AttemptListParams{StoreID: c.store.ID, EventID: r.PathValue("id"),
+		StartingAfter: q["starting_after"], EndingBefore: q["ending_before"]}
+	if p.Limit, err = queryLimit(q); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	list, more, err := a.cfg.Events.Attempts(r.Context(), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := struct {
+		Object  string        `json:"object"`
+		Data    []attemptJSON `json:"data"`
+		HasMore bool          `json:"has_more"`
+	}{Object: "list", Data: make([]attemptJSON, len(list)), HasMore: more}
+	for i, at := range list {
+		out.Data[i] = newAttemptJSON(at)
+	}
+	writeJSON(w, http.StatusOK, out)
 }

@@ -71,6 +71,28 @@ type DeliveryResult struct {
 	EventID    string
 	LeaseToken string
 	Delivery   keelpay.Delivery
+	// Attempt, when set, is added to the event's attempt history in the
+	// same transaction, only when the lease still matches.
+	Attempt *keelpay.DeliveryAttempt
+}
+
+// AttemptsKept is the most attempts kept per event: the newest ones. A
+// delivery makes at most seven scheduled attempts; each redelivery can add
+// seven more, so the history of an event redelivered often keeps its
+// latest AttemptsKept attempts and forgets the oldest.
+const AttemptsKept = 50
+
+// DeliveryAttemptListParams selects attempts for GET
+// /v1/events/{id}/attempts.
+type DeliveryAttemptListParams struct {
+	StoreID string
+	EventID string
+	// Limit is the most attempts returned (1 to 100).
+	Limit int
+	// StartingAfter and EndingBefore are attempt ids of the event (at most
+	// one is set): the page after (older than) or before (newer than) it.
+	StartingAfter string
+	EndingBefore  string
 }
 
 // DeliveryQueries claims due deliveries and records their attempts.
@@ -87,6 +109,11 @@ type DeliveryQueries interface {
 	// result whose lease token no longer matches is ignored (another
 	// process claimed the delivery after the lease lapsed).
 	DeliveryRecord(ctx context.Context, results []DeliveryResult) error
+	// DeliveryAttemptList returns a page of an event's attempts, newest
+	// first, and whether there are more beyond it in the direction of
+	// travel. An event of another store has no attempts; a cursor that is
+	// not an attempt of the event is ErrNotFound.
+	DeliveryAttemptList(ctx context.Context, p DeliveryAttemptListParams) (attempts []*keelpay.DeliveryAttempt, hasMore bool, err error)
 	// DeliveryRedeliver makes an event's delivery pending again, due at
 	// now, with a fresh attempt count; ErrNotFound when the store has no
 	// such event.

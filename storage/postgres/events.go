@@ -203,14 +203,78 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		b := &pgx.Batch{}
 		for _, r := range results {
 			d := r.Delivery
-			b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
-				next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
-				WHERE event_id = $7 AND lease_token = $8`,
+			if r.Attempt == nil {
+				b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+					next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
+					WHERE event_id = $7 AND lease_token = $8`,
+					d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
+					r.EventID, r.LeaseToken)
+				continue
+			}
+			// Only the lease holder's attempt joins the history.
+			a := r.Attempt
+			b.Queue(`WITH u AS (
+					UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+						next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
+					WHERE event_id = $7 AND lease_token = $8
+					RETURNING event_id, store_id)
+				INSERT INTO delivery_attempts (id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
+				SELECT $9, event_id, store_id, $10, $11, $12, $13, $14 FROM u`,
 				d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
-				r.EventID, r.LeaseToken)
+				r.EventID, r.LeaseToken,
+				a.ID, ts(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Failure, a.ResponseBody)
+			b.Queue(`DELETE FROM delivery_attempts WHERE event_id = $1 AND seq <= (
+				SELECT seq FROM delivery_attempts WHERE event_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)`,
+				r.EventID, storage.AttemptsKept)
 		}
 		return mapErr(w.SendBatch(ctx, b).Close())
 	})
+}
+
+const attemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
+
+func scanAttempt(row scanner) (*keelpay.DeliveryAttempt, error) {
+	var a keelpay.DeliveryAttempt
+	var dur int64
+	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, tsDst(&a.StartedAt), &dur, &a.StatusCode, &a.Failure, &a.ResponseBody)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	a.Duration = time.Duration(dur) * time.Microsecond
+	return &a, nil
+}
+
+func (q *queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
+	where := "store_id = $1 AND event_id = $2"
+	args := []any{p.StoreID, p.EventID}
+	order := "DESC"
+	cursor := p.StartingAfter
+	if p.EndingBefore != "" {
+		order, cursor = "ASC", p.EndingBefore
+	}
+	if cursor != "" {
+		var seq int64
+		err := q.q.QueryRow(ctx, `SELECT seq FROM delivery_attempts WHERE store_id = $1 AND event_id = $2 AND id = $3`,
+			p.StoreID, p.EventID, cursor).Scan(&seq)
+		if err != nil {
+			return nil, false, mapErr(err)
+		}
+		args = append(args, seq)
+		if order == "DESC" {
+			where += " AND seq < $3"
+		} else {
+			where += " AND seq > $3"
+		}
+	}
+	args = append(args, p.Limit+1)
+	rows, err := q.q.Query(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts
+		WHERE `+where+` ORDER BY seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
+	attempts, err := collect(rows, err, scanAttempt)
+	if err != nil {
+		return nil, false, err
+	}
+	attempts, hasMore := storage.Page(attempts, p.Limit, order == "ASC")
+	return attempts, hasMore, nil
 }
 
 func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {

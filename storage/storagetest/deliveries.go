@@ -187,4 +187,87 @@ func testDeliveries(t *testing.T, newStorage NewStorage) {
 		_, err = db.DeliveryRedeliver(ctx, other.ID, e.ID, later)
 		require.ErrorIs(t, err, storage.ErrNotFound)
 	})
+
+	t.Run("AttemptHistory", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		other := insertStore(t, db)
+		e := NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)
+		require.NoError(t, db.EventInsert(ctx, e))
+
+		// record claims the delivery and records one attempt with its
+		// history entry, under the claim's lease.
+		at := t0
+		record := func(status int, body string) *keelpay.DeliveryAttempt {
+			t.Helper()
+			p := claimParams(at, 1)
+			_, err := db.DeliveryClaimEvent(ctx, e.ID, p)
+			require.NoError(t, err)
+			a := &keelpay.DeliveryAttempt{
+				ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: e.ID, StoreID: s.ID, StartedAt: at,
+				Duration: 1500 * time.Microsecond, StatusCode: status, Failure: keelpay.FailureHTTPStatus, ResponseBody: body,
+			}
+			del := keelpay.Delivery{Status: keelpay.DeliveryPending, Attempts: 1, LastAttemptAt: at, NextAttemptAt: at,
+				LastStatusCode: status, LastFailure: keelpay.FailureHTTPStatus}
+			require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: p.LeaseToken, Delivery: del, Attempt: a}}))
+			at = at.Add(time.Second)
+			return a
+		}
+		list := func(p storage.DeliveryAttemptListParams) ([]string, bool) {
+			t.Helper()
+			if p.StoreID == "" {
+				p.StoreID = s.ID
+			}
+			p.EventID = e.ID
+			got, more, err := db.DeliveryAttemptList(ctx, p)
+			require.NoError(t, err)
+			ids := make([]string, len(got))
+			for i, a := range got {
+				ids[i] = a.ID
+			}
+			return ids, more
+		}
+
+		first := record(500, "boom \u00e9")
+		got, more, err := db.DeliveryAttemptList(ctx, storage.DeliveryAttemptListParams{StoreID: s.ID, EventID: e.ID, Limit: 10})
+		require.NoError(t, err)
+		require.False(t, more)
+		if diff := cmp.Diff([]*keelpay.DeliveryAttempt{first}, got); diff != "" {
+			t.Fatalf("attempts (-want +got):\n%s", diff)
+		}
+
+		// A record whose lease was lost adds no attempt.
+		stale := &keelpay.DeliveryAttempt{ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: e.ID, StoreID: s.ID, StartedAt: at}
+		require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: "lease_gone",
+			Delivery: keelpay.Delivery{Status: keelpay.DeliveryFailed, Attempts: 7, LastAttemptAt: at}, Attempt: stale}}))
+		ids, _ := list(storage.DeliveryAttemptListParams{Limit: 10})
+		require.Equal(t, []string{first.ID}, ids)
+
+		// Newest first, with cursors both ways; only the newest
+		// AttemptsKept are kept.
+		all := []string{first.ID}
+		for range storage.AttemptsKept + 2 {
+			all = append(all, record(503, "").ID)
+		}
+		kept := all[len(all)-storage.AttemptsKept:]
+		newest := func(i int) string { return kept[len(kept)-1-i] }
+		ids, more = list(storage.DeliveryAttemptListParams{Limit: 100})
+		require.False(t, more)
+		require.Len(t, ids, storage.AttemptsKept)
+		require.Equal(t, newest(0), ids[0])
+		require.Equal(t, kept[0], ids[len(ids)-1])
+		ids, more = list(storage.DeliveryAttemptListParams{Limit: 2, StartingAfter: newest(0)})
+		require.Equal(t, []string{newest(1), newest(2)}, ids)
+		require.True(t, more)
+		ids, more = list(storage.DeliveryAttemptListParams{Limit: 2, EndingBefore: newest(3)})
+		require.Equal(t, []string{newest(1), newest(2)}, ids)
+		require.True(t, more)
+
+		_, _, err = db.DeliveryAttemptList(ctx, storage.DeliveryAttemptListParams{StoreID: s.ID, EventID: e.ID, Limit: 2, StartingAfter: first.ID})
+		require.ErrorIs(t, err, storage.ErrNotFound, "a cursor that was trimmed")
+		ids, more = list(storage.DeliveryAttemptListParams{StoreID: other.ID, Limit: 10})
+		require.Empty(t, ids, "another store sees no attempts")
+		require.False(t, more)
+	})
 }
