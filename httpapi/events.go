@@ -17,6 +17,7 @@ func (a *api) eventRoutes() []route {
 		{"GET", "/v1/events", authSecret, a.listEvents},
 		{"GET", "/v1/events/{id}", authSecret, a.getEvent},
 		{"POST", "/v1/events/{id}/redeliver", authSecret, a.redeliverEvent},
+		{"POST", "/v1/events/redeliver", authSecret, a.redeliverEvents},
 		{"GET", "/v1/events/{id}/attempts", authSecret, a.listAttempts},
 	}
 }
@@ -198,6 +199,55 @@ func (a *api) listAttempts(w http.ResponseWriter, r *http.Request, c caller) {
 	}{Object: "list", Data: make([]attemptJSON, len(list)), HasMore: more}
 	for i, at := range list {
 		out.Data[i] = newAttemptJSON(at)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// redeliveryJSON answers a bulk redelivery.
+type redeliveryJSON struct {
+	Object            string  `json:"object"`
+	Queued            int     `json:"queued"`
+	HasMore           bool    `json:"has_more"`
+	NextStartingAfter *string `json:"next_starting_after"`
+}
+
+func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readObject(w, r, true)
+	if err == nil {
+		err = obj.checkUnknown("status", "type", "created_after", "created_before", "starting_after")
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	p := events.RedeliverManyParams{StoreID: c.store.ID}
+	var status, typ string
+	f := obj.fields()
+	f.str("status", false, &status, nil)
+	f.str("type", false, &typ, nil)
+	f.timestamp("created_after", &p.CreatedAfter)
+	f.timestamp("created_before", &p.CreatedBefore)
+	f.str("starting_after", false, &p.StartingAfter, nil)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	p.Status, p.Type = keelpay.DeliveryStatus(status), keelpay.EventType(typ)
+	if _, ok := f.raw("status"); ok && status == "" {
+		p.Status = "invalid"
+	}
+	if _, ok := f.raw("type"); ok && typ == "" {
+		a.writeError(w, r, keelpay.InvalidRequest("type", "invalid_type", "type must be one of the event types."))
+		return
+	}
+	res, err := a.cfg.Events.RedeliverMany(r.Context(), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := redeliveryJSON{Object: "redelivery", Queued: res.Queued, HasMore: res.Next != ""}
+	if res.Next != "" {
+		out.NextStartingAfter = &res.Next
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -95,6 +95,27 @@ type DeliveryAttemptListParams struct {
 	EndingBefore  string
 }
 
+// DeliveryRedeliverManyParams selects the events whose deliveries a bulk
+// redelivery queues again.
+type DeliveryRedeliverManyParams struct {
+	StoreID string
+	// Status is the delivery status to match (required).
+	Status keelpay.DeliveryStatus
+	// Type, when set, keeps only events of that type.
+	Type keelpay.EventType
+	// CreatedAfter and CreatedBefore, when not zero, keep only events
+	// created strictly after and strictly before them.
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	// StartingAfter, when set, is an event id of the store: only events
+	// created after it (in creation order) match.
+	StartingAfter string
+	// Limit is the most deliveries queued.
+	Limit int
+	// Now is when the queued deliveries become due.
+	Now time.Time
+}
+
 // DeliveryQueries claims due deliveries and records their attempts.
 type DeliveryQueries interface {
 	// DeliveryClaimDue leases pending deliveries whose next attempt is due
@@ -118,6 +139,13 @@ type DeliveryQueries interface {
 	// now, with a fresh attempt count; ErrNotFound when the store has no
 	// such event.
 	DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error)
+	// DeliveryRedeliverMany makes the deliveries of the store's matching
+	// events pending again, due at p.Now with a fresh attempt count, oldest
+	// event first and at most p.Limit of them. It returns how many it
+	// queued and, when more matched beyond them, the id of the last one
+	// queued (the cursor of the next call); "" when none are left. A
+	// StartingAfter that is not an event of the store is ErrNotFound.
+	DeliveryRedeliverMany(ctx context.Context, p DeliveryRedeliverManyParams) (queued int, next string, err error)
 	// DeliveryNextDue returns when the earliest-due pending delivery can be
 	// claimed (its due time, or its lease's end when it is leased), so the
 	// dispatcher can sleep until then; zero when none is pending. It is a

@@ -302,6 +302,69 @@ func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string
 	return e, err
 }
 
+func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
+	var queued int
+	var next string
+	err := q.write(ctx, func(w querier) error {
+		queued, next = 0, ""
+		where := "e.store_id = ? AND d.status = ?"
+		args := []any{p.StoreID, p.Status}
+		if p.Type != "" {
+			where += " AND e.type = ?"
+			args = append(args, p.Type)
+		}
+		if !p.CreatedAfter.IsZero() {
+			where += " AND e.created_at > ?"
+			args = append(args, micros(p.CreatedAfter))
+		}
+		if !p.CreatedBefore.IsZero() {
+			where += " AND e.created_at < ?"
+			args = append(args, micros(p.CreatedBefore))
+		}
+		if p.StartingAfter != "" {
+			var seq int64
+			err := w.QueryRowContext(ctx, `SELECT seq FROM events WHERE store_id = ? AND id = ?`, p.StoreID, p.StartingAfter).Scan(&seq)
+			if err != nil {
+				return mapErr(err)
+			}
+			where += " AND e.seq > ?"
+			args = append(args, seq)
+		}
+		from := ` FROM events e JOIN deliveries d ON d.event_id = e.id WHERE ` + where
+		// The last event of this call, when at least Limit match.
+		var last int64
+		var lastID string
+		err := w.QueryRowContext(ctx, `SELECT e.seq, e.id`+from+` ORDER BY e.seq LIMIT 1 OFFSET ?`,
+			append(args, p.Limit-1)...).Scan(&last, &lastID)
+		switch err = mapErr(err); err {
+		case nil:
+			var one int
+			err := w.QueryRowContext(ctx, `SELECT 1`+from+` AND e.seq > ? LIMIT 1`, append(args, last)...).Scan(&one)
+			if err = mapErr(err); err == nil {
+				next = lastID
+			} else if err != storage.ErrNotFound {
+				return err
+			}
+			where += " AND e.seq <= ?"
+			args = append(args, last)
+		case storage.ErrNotFound:
+		default:
+			return err
+		}
+		res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
+			lease_token = '', lease_until = 0
+			WHERE event_id IN (SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id WHERE `+where+`)`,
+			append([]any{micros(p.Now)}, args...)...)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err := res.RowsAffected()
+		queued = int(n)
+		return mapErr(err)
+	})
+	return queued, next, err
+}
+
 func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
 	// The earliest pending delivery in the due index; when it is leased,
 	// its lease's end. A seek, not a scan: the dispatcher asks often.

@@ -270,4 +270,101 @@ func testDeliveries(t *testing.T, newStorage NewStorage) {
 		require.Empty(t, ids, "another store sees no attempts")
 		require.False(t, more)
 	})
+
+	t.Run("RedeliverMany", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		other := insertStore(t, db)
+		// Six events a minute apart: types alternate, and all but the
+		// fourth end failed.
+		var ids []string
+		for i := range 6 {
+			typ := keelpay.EventWebhookTest
+			if i%2 == 1 {
+				typ = keelpay.EventCardCreated
+			}
+			e := NewEventRecord(s.ID, typ, t0.Add(time.Duration(i)*time.Minute))
+			require.NoError(t, db.EventInsert(ctx, e))
+			ids = append(ids, e.ID)
+		}
+		oe := NewEventRecord(other.ID, keelpay.EventWebhookTest, t0)
+		require.NoError(t, db.EventInsert(ctx, oe))
+		later := t0.Add(time.Hour)
+		jobs, err := db.DeliveryClaimDue(ctx, claimParams(later, 100))
+		require.NoError(t, err)
+		require.Len(t, jobs, 7)
+		var results []storage.DeliveryResult
+		for _, j := range jobs {
+			d := keelpay.Delivery{Status: keelpay.DeliveryFailed, Attempts: 7, LastAttemptAt: later, LastStatusCode: 500, LastFailure: keelpay.FailureHTTPStatus}
+			if j.EventID == ids[3] {
+				d = keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 1, LastAttemptAt: later, LastStatusCode: 200}
+			}
+			results = append(results, storage.DeliveryResult{EventID: j.EventID, LeaseToken: j.LeaseToken, Delivery: d})
+		}
+		require.NoError(t, db.DeliveryRecord(ctx, results))
+		status := func(id string) keelpay.DeliveryStatus {
+			t.Helper()
+			e, err := db.EventGet(ctx, s.ID, id)
+			require.NoError(t, err)
+			return e.Delivery.Status
+		}
+		now := later.Add(time.Minute)
+		base := storage.DeliveryRedeliverManyParams{StoreID: s.ID, Status: keelpay.DeliveryFailed, Limit: 100, Now: now}
+
+		// A window and a type: only ids[2] (webhook.test, failed, created
+		// strictly inside).
+		p := base
+		p.Type = keelpay.EventWebhookTest
+		p.CreatedAfter, p.CreatedBefore = t0, t0.Add(4*time.Minute)
+		n, next, err := db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Empty(t, next)
+		e, err := db.EventGet(ctx, s.ID, ids[2])
+		require.NoError(t, err)
+		require.Equal(t, keelpay.Delivery{Status: keelpay.DeliveryPending, Attempts: 0, LastAttemptAt: later, NextAttemptAt: now,
+			LastStatusCode: 500, LastFailure: keelpay.FailureHTTPStatus}, e.Delivery)
+		require.Equal(t, keelpay.DeliveryFailed, status(ids[0]))
+
+		// Limit 2 with a cursor: oldest first.
+		p = base
+		p.Limit = 2
+		n, next, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.Equal(t, ids[1], next, "ids[0] and ids[1] queued; ids[4], ids[5] remain")
+		p.StartingAfter = next
+		n, next, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.Empty(t, next, "exactly the last two: nothing beyond")
+		for _, i := range []int{0, 1, 2, 4, 5} {
+			require.Equal(t, keelpay.DeliveryPending, status(ids[i]), "event %d", i)
+		}
+		require.Equal(t, keelpay.DeliverySucceeded, status(ids[3]))
+		due, err := db.DeliveryNextDue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, now, due)
+
+		// Succeeded ones on request; nothing matches: zero.
+		p = base
+		p.Status = keelpay.DeliverySucceeded
+		n, _, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		n, next, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Empty(t, next)
+
+		// Another store's events are untouched and its ids are no cursor.
+		oget, err := db.EventGet(ctx, other.ID, oe.ID)
+		require.NoError(t, err)
+		require.Equal(t, keelpay.DeliveryFailed, oget.Delivery.Status)
+		p = base
+		p.StartingAfter = oe.ID
+		_, _, err = db.DeliveryRedeliverMany(ctx, p)
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	})
 }
