@@ -125,6 +125,8 @@ type Dispatcher struct {
 	wake    chan struct{}
 	signers sync.Map // webhook secret -> *webhooks.Signer
 	metrics *dispatcherMetrics
+	faults  sync.Map // store id -> Faults (sandbox only)
+	held    sync.Map // event id -> struct{}: held once by a fault
 }
 
 // NewDispatcher returns a Dispatcher; start it with Run.
@@ -348,28 +350,24 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 // ended during the attempt: then nothing is recorded.
 func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (storage.DeliveryResult, bool) {
 	started := d.cfg.Clock.Now()
+	faulted, skip, dup := d.faulted(job, started)
+	if skip {
+		return faulted, true
+	}
 	wall := time.Now()
-	status, failure, body, err := d.post(ctx, job, wall)
+	post := d.post
+	if dup {
+		post = d.postTwice
+	}
+	status, failure, body, err := post(ctx, job, wall)
 	took := time.Since(wall)
 	if ctx.Err() != nil {
 		return storage.DeliveryResult{}, false
 	}
-	del := keelpay.Delivery{
-		Attempts:       job.Attempts + 1,
-		LastAttemptAt:  started,
-		LastStatusCode: status,
-		LastFailure:    failure,
-	}
+	res := d.result(job, started, status, failure, body, took)
 	outcome := string(failure)
-	switch {
-	case failure == "":
-		del.Status = keelpay.DeliverySucceeded
+	if failure == "" {
 		outcome = "succeeded"
-	case del.Attempts >= MaxAttempts:
-		del.Status = keelpay.DeliveryFailed
-	default:
-		del.Status = keelpay.DeliveryPending
-		del.NextAttemptAt = started.Add(RetryDelays[del.Attempts-1])
 	}
 	if d.metrics != nil {
 		d.metrics.attempts.WithLabelValues(outcome).Inc()
@@ -383,17 +381,38 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	}
 	attrs := []slog.Attr{
 		slog.String("event_id", job.EventID), slog.String("store_id", job.StoreID),
-		slog.Int("attempt", del.Attempts), slog.String("outcome", outcome), slog.Int("status_code", status),
+		slog.Int("attempt", res.Delivery.Attempts), slog.String("outcome", outcome), slog.Int("status_code", status),
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", redact(err)))
 	}
 	d.cfg.Logger.LogAttrs(ctx, level, "webhook attempt", attrs...)
+	return res, true
+}
+
+// result is the record of one attempt: the delivery's new state by the
+// retry schedule, and the attempt for the history.
+func (d *Dispatcher) result(job *storage.DeliveryJob, started time.Time, status int, failure keelpay.DeliveryFailure, body string, took time.Duration) storage.DeliveryResult {
+	del := keelpay.Delivery{
+		Attempts:       job.Attempts + 1,
+		LastAttemptAt:  started,
+		LastStatusCode: status,
+		LastFailure:    failure,
+	}
+	switch {
+	case failure == "":
+		del.Status = keelpay.DeliverySucceeded
+	case del.Attempts >= MaxAttempts:
+		del.Status = keelpay.DeliveryFailed
+	default:
+		del.Status = keelpay.DeliveryPending
+		del.NextAttemptAt = started.Add(RetryDelays[del.Attempts-1])
+	}
 	att := &keelpay.DeliveryAttempt{
 		ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: job.EventID, StoreID: job.StoreID,
 		StartedAt: started, Duration: took, StatusCode: status, Failure: failure, ResponseBody: body,
 	}
-	return storage.DeliveryResult{EventID: job.EventID, LeaseToken: job.LeaseToken, Delivery: del, Attempt: att}, true
+	return storage.DeliveryResult{EventID: job.EventID, LeaseToken: job.LeaseToken, Delivery: del, Attempt: att}
 }
 
 // post sends the request and classifies the outcome: failure is "" for a

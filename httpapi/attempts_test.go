@@ -110,3 +110,28 @@ func keys(m map[string]any) []string {
 	}
 	return out
 }
+
+func TestDelayFaultHoldsTheFirstAttemptOnTheServiceClock(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.hookStore(t, "app_shop")
+	require.NoError(t, b.dispatcher.SetFaults(s.id, events.Faults{Delay: 1, DelayBy: 2 * time.Minute}))
+	e := b.insertEvent(t, s.id)
+	require.Equal(t, 1, b.runDispatcher(t, b.dispatcher))
+	require.Empty(t, s.rec.Deliveries(), "held")
+	r := b.do(t, req{method: "GET", path: "/v1/events/" + e.ID, key: s.key})
+	d := delivery(t, r)
+	require.Equal(t, "pending", d["status"])
+	require.EqualValues(t, 0, d["attempts"], "a hold is no attempt")
+	require.Equal(t, b.clock.Now().Add(2*time.Minute).Format(time.RFC3339), d["next_attempt_at"])
+	b.clock.Advance(2*time.Minute - time.Second)
+	require.Zero(t, b.runDispatcher(t, b.dispatcher))
+	b.clock.Advance(time.Second)
+	require.Equal(t, 1, b.runDispatcher(t, b.dispatcher))
+	require.Len(t, s.rec.Deliveries(), 1, "sent once the hold is over, and held only once")
+	require.Equal(t, "succeeded", delivery(t, b.do(t, req{method: "GET", path: "/v1/events/" + e.ID, key: s.key}))["status"])
+
+	require.Error(t, b.dispatcher.SetFaults(s.id, events.Faults{Fail: 1.5}))
+	require.NoError(t, b.dispatcher.SetFaults(s.id, events.Faults{}))
+	require.Equal(t, events.Faults{}, b.dispatcher.StoreFaults(s.id))
+}

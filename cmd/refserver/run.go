@@ -158,6 +158,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer dispatcher.Notify()
 		return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
 	}))
+	sbx := &sandboxAPI{dispatcher: dispatcher, log: log, stores: st}
+	mux.Handle("/sandbox/webhooks/faults", sbx.authed("GET, POST", sbx.faults))
 	mux.Handle("/", api)
 
 	// Background work stops after the HTTP server has drained.
