@@ -158,8 +158,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer dispatcher.Notify()
 		return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
 	}))
-	sbx := &sandboxAPI{dispatcher: dispatcher, log: log, stores: st}
+	sbx := &sandboxAPI{dispatcher: dispatcher, log: log, stores: st,
+		trigger: &trigger{clock: clock, events: ev, payments: pay, refunds: ref}}
 	mux.Handle("/sandbox/webhooks/faults", sbx.authed("GET, POST", sbx.faults))
+	mux.Handle("/sandbox/trigger", sbx.authed("POST", sbx.triggerEvent))
 	mux.Handle("/", api)
 
 	// Background work stops after the HTTP server has drained.

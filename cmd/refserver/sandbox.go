@@ -27,6 +27,7 @@ type sandboxAPI struct {
 	dispatcher *events.Dispatcher
 	log        *slog.Logger
 	stores     *stores.Service
+	trigger    *trigger
 }
 
 // writeSandboxError renders err in the API's error envelope; anything that

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -102,4 +103,81 @@ func TestSandboxFaults(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, must(t, "POST", faults, "", map[string]any{}).status)
 	require.Equal(t, http.StatusUnauthorized, must(t, "POST", faults, "sk_nope", map[string]any{}).status)
 	require.Equal(t, http.StatusMethodNotAllowed, must(t, "DELETE", faults, key, nil).status)
+}
+
+func TestSandboxTriggerMakesEveryEventThroughTheRealFlows(t *testing.T) {
+	t.Parallel()
+	s, rec, key := sandboxShop(t)
+	trigger := s.url + "/sandbox/trigger"
+	for _, tc := range []struct {
+		typ     string
+		objects []string // the ids the answer has
+		check   func(t *testing.T, r reply)
+	}{
+		{"card.created", []string{"card_session", "card"}, nil},
+		{"payment_intent.succeeded", []string{"card_session", "card", "payment_intent"}, func(t *testing.T, r reply) {
+			pi := must(t, "GET", s.url+"/v1/payment_intents/"+r.str("payment_intent"), key, nil)
+			require.Equal(t, "succeeded", pi.str("status"))
+		}},
+		{"payment_intent.payment_failed", []string{"card_session", "card", "payment_intent"}, func(t *testing.T, r reply) {
+			pi := must(t, "GET", s.url+"/v1/payment_intents/"+r.str("payment_intent"), key, nil)
+			require.Equal(t, "requires_payment_method", pi.str("status"))
+		}},
+		{"payment_intent.canceled", []string{"payment_intent"}, nil},
+		{"refund.succeeded", []string{"card_session", "card", "payment_intent", "refund"}, func(t *testing.T, r reply) {
+			re := must(t, "GET", s.url+"/v1/refunds/"+r.str("refund"), key, nil)
+			require.Equal(t, "succeeded", re.str("status"))
+		}},
+		{"refund.failed", []string{"card_session", "card", "payment_intent", "refund"}, func(t *testing.T, r reply) {
+			re := must(t, "GET", s.url+"/v1/refunds/"+r.str("refund"), key, nil)
+			require.Equal(t, "failed", re.str("status"))
+			require.Equal(t, "refund_rejected", re.body["last_error"].(map[string]any)["code"])
+		}},
+		{"webhook.test", nil, nil},
+	} {
+		r := must(t, "POST", trigger, key, map[string]any{"type": tc.typ})
+		require.Equal(t, http.StatusOK, r.status, "%s: %v", tc.typ, r.body)
+		require.Equal(t, tc.typ, r.str("type"))
+		for _, field := range []string{"card_session", "card", "payment_intent", "refund"} {
+			if slices.Contains(tc.objects, field) {
+				require.NotEmpty(t, r.str(field), "%s: %s", tc.typ, field)
+			} else {
+				require.Nil(t, r.body[field], "%s: %s", tc.typ, field)
+			}
+		}
+		id := r.str("event")
+		require.NotEmpty(t, id, tc.typ)
+		ev := must(t, "GET", s.url+"/v1/events/"+id, key, nil)
+		require.Equal(t, tc.typ, ev.str("type"))
+		if tc.check != nil {
+			tc.check(t, r)
+		}
+		// Delivered, signed with the store's secret.
+		require.Eventually(t, func() bool {
+			for _, d := range rec.Deliveries() {
+				if d.Header.Get("webhook-id") == id {
+					return d.Err == nil
+				}
+			}
+			return false
+		}, 10*time.Second, 5*time.Millisecond, "%s delivered", tc.typ)
+	}
+
+	for _, tc := range []struct {
+		body        any
+		field, code string
+	}{
+		{map[string]any{}, "type", "missing_type"},
+		{map[string]any{"type": "nope"}, "type", "invalid_type"},
+		{map[string]any{"type": 5}, "type", "invalid_type"},
+		{map[string]any{"type": "webhook.test", "x": 1}, "x", "unknown_field"},
+	} {
+		r := must(t, "POST", trigger, key, tc.body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%v", tc.body)
+		d := r.body["error"].(map[string]any)["details"].(map[string]any)
+		require.Equal(t, tc.field, d["field"], "%v", tc.body)
+		require.Equal(t, tc.code, d["code"], "%v", tc.body)
+	}
+	require.Equal(t, http.StatusUnauthorized, must(t, "POST", trigger, "", map[string]any{"type": "webhook.test"}).status)
+	require.Equal(t, http.StatusMethodNotAllowed, must(t, "GET", trigger, key, nil).status)
 }
