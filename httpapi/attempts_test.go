@@ -135,3 +135,19 @@ func TestDelayFaultHoldsTheFirstAttemptOnTheServiceClock(t *testing.T) {
 	require.NoError(t, b.dispatcher.SetFaults(s.id, events.Faults{}))
 	require.Equal(t, events.Faults{}, b.dispatcher.StoreFaults(s.id))
 }
+
+// The sandbox tools (console, trigger, faults) belong to the reference
+// server's sandbox mode: the library's handler has none of them.
+func TestSandboxToolsAreNotInTheLibraryHandler(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.hookStore(t, "app_shop")
+	for _, rq := range []req{
+		{method: "GET", path: "/sandbox/"},
+		{method: "GET", path: "/sandbox/console.js"},
+		{method: "POST", path: "/sandbox/trigger", key: s.key, body: `{"type":"webhook.test"}`},
+		{method: "POST", path: "/sandbox/webhooks/faults", key: s.key, body: `{"fail":1}`},
+	} {
+		requireError(t, b.do(t, rq), http.StatusNotFound, "not_found")
+	}
+}
