@@ -61,8 +61,6 @@ func (s *sandboxAPI) triggerEvent(w http.ResponseWriter, r *http.Request, st *ke
 	writeSandboxJSON(w, http.StatusOK, out)
 }
 
-func ptr(s string) *string { return &s }
-
 // run makes an event of type typ happen for the store.
 func (t *trigger) run(ctx context.Context, st *keelpay.Store, typ keelpay.EventType) (*triggerJSON, error) {
 	out := &triggerJSON{Object: "sandbox_trigger", Type: typ}
