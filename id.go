@@ -13,6 +13,7 @@ const (
 	PrefixCard           = "card_"
 	PrefixRefund         = "re_"
 	PrefixEvent          = "evt_"
+	PrefixAttempt        = "att_"
 	PrefixSecretKey      = "sk_"
 	PrefixPublishableKey = "pk_"
 	PrefixWebhookSecret  = "whsec_"

@@ -271,6 +271,29 @@ const (
 	FailureTLSError        DeliveryFailure = "tls_error"
 )
 
+// DeliveryAttempt is one attempt to deliver an event: what the receiver
+// answered, kept for debugging. It never holds the request's signature or
+// the webhook secret.
+type DeliveryAttempt struct {
+	ID        string // "att_" + 24 characters
+	EventID   string
+	StoreID   string
+	StartedAt time.Time // by the service clock, like Delivery.LastAttemptAt
+	// Duration is how long the attempt took, by the wall clock.
+	Duration time.Duration
+	// StatusCode is the receiver's HTTP status; 0 when there was no
+	// response.
+	StatusCode int
+	// Failure is empty for a success.
+	Failure DeliveryFailure
+	// ResponseBody is the start of the receiver's answer (at most
+	// AttemptBodyMax bytes, valid UTF-8).
+	ResponseBody string
+}
+
+// AttemptBodyMax is how much of a receiver's answer an attempt keeps.
+const AttemptBodyMax = 1024
+
 // Delivery is the delivery state of one event.
 type Delivery struct {
 	Status         DeliveryStatus

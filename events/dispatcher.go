@@ -12,8 +12,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -123,6 +125,8 @@ type Dispatcher struct {
 	wake    chan struct{}
 	signers sync.Map // webhook secret -> *webhooks.Signer
 	metrics *dispatcherMetrics
+	faults  sync.Map // store id -> Faults (sandbox only)
+	held    sync.Map // event id -> struct{}: held once by a fault
 }
 
 // NewDispatcher returns a Dispatcher; start it with Run.
@@ -346,31 +350,28 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 // ended during the attempt: then nothing is recorded.
 func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (storage.DeliveryResult, bool) {
 	started := d.cfg.Clock.Now()
+	faulted, skip, dup := d.faulted(job, started)
+	if skip {
+		return faulted, true
+	}
 	wall := time.Now()
-	status, failure, err := d.post(ctx, job, wall)
+	post := d.post
+	if dup {
+		post = d.postTwice
+	}
+	status, failure, body, err := post(ctx, job, wall)
+	took := time.Since(wall)
 	if ctx.Err() != nil {
 		return storage.DeliveryResult{}, false
 	}
-	del := keelpay.Delivery{
-		Attempts:       job.Attempts + 1,
-		LastAttemptAt:  started,
-		LastStatusCode: status,
-		LastFailure:    failure,
-	}
+	res := d.result(job, started, status, failure, body, took)
 	outcome := string(failure)
-	switch {
-	case failure == "":
-		del.Status = keelpay.DeliverySucceeded
+	if failure == "" {
 		outcome = "succeeded"
-	case del.Attempts >= MaxAttempts:
-		del.Status = keelpay.DeliveryFailed
-	default:
-		del.Status = keelpay.DeliveryPending
-		del.NextAttemptAt = started.Add(RetryDelays[del.Attempts-1])
 	}
 	if d.metrics != nil {
 		d.metrics.attempts.WithLabelValues(outcome).Inc()
-		d.metrics.latency.WithLabelValues(outcome).Observe(time.Since(wall).Seconds())
+		d.metrics.latency.WithLabelValues(outcome).Observe(took.Seconds())
 	}
 	// Successes are routine (thousands a second); failures are what an
 	// operator looks for.
@@ -380,27 +381,52 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	}
 	attrs := []slog.Attr{
 		slog.String("event_id", job.EventID), slog.String("store_id", job.StoreID),
-		slog.Int("attempt", del.Attempts), slog.String("outcome", outcome), slog.Int("status_code", status),
+		slog.Int("attempt", res.Delivery.Attempts), slog.String("outcome", outcome), slog.Int("status_code", status),
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", redact(err)))
 	}
 	d.cfg.Logger.LogAttrs(ctx, level, "webhook attempt", attrs...)
-	return storage.DeliveryResult{EventID: job.EventID, LeaseToken: job.LeaseToken, Delivery: del}, true
+	return res, true
+}
+
+// result is the record of one attempt: the delivery's new state by the
+// retry schedule, and the attempt for the history.
+func (d *Dispatcher) result(job *storage.DeliveryJob, started time.Time, status int, failure keelpay.DeliveryFailure, body string, took time.Duration) storage.DeliveryResult {
+	del := keelpay.Delivery{
+		Attempts:       job.Attempts + 1,
+		LastAttemptAt:  started,
+		LastStatusCode: status,
+		LastFailure:    failure,
+	}
+	switch {
+	case failure == "":
+		del.Status = keelpay.DeliverySucceeded
+	case del.Attempts >= MaxAttempts:
+		del.Status = keelpay.DeliveryFailed
+	default:
+		del.Status = keelpay.DeliveryPending
+		del.NextAttemptAt = started.Add(RetryDelays[del.Attempts-1])
+	}
+	att := &keelpay.DeliveryAttempt{
+		ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: job.EventID, StoreID: job.StoreID,
+		StartedAt: started, Duration: took, StatusCode: status, Failure: failure, ResponseBody: body,
+	}
+	return storage.DeliveryResult{EventID: job.EventID, LeaseToken: job.LeaseToken, Delivery: del, Attempt: att}
 }
 
 // post sends the request and classifies the outcome: failure is "" for a
-// 2xx within the time-out.
-func (d *Dispatcher) post(ctx context.Context, job *storage.DeliveryJob, wall time.Time) (int, keelpay.DeliveryFailure, error) {
+// 2xx within the time-out. body is the start of the receiver's answer.
+func (d *Dispatcher) post(ctx context.Context, job *storage.DeliveryJob, wall time.Time) (int, keelpay.DeliveryFailure, string, error) {
 	signer, err := d.signer(job.WebhookSecret)
 	if err != nil {
-		return 0, keelpay.FailureConnectionError, err
+		return 0, keelpay.FailureConnectionError, "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.AttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.WebhookURL, bytes.NewReader(job.Body))
 	if err != nil {
-		return 0, keelpay.FailureConnectionError, err
+		return 0, keelpay.FailureConnectionError, "", err
 	}
 	sig := signer.AppendSignature(make([]byte, 0, 48), job.EventID, wall, job.Body)
 	h := req.Header
@@ -412,20 +438,38 @@ func (d *Dispatcher) post(ctx context.Context, job *storage.DeliveryJob, wall ti
 	h["User-Agent"] = []string{UserAgent}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return 0, classify(err), err
+		return 0, classify(err), "", err
 	}
-	// A receiver is only asked for its status; read a little of the body
-	// so the connection can be reused.
+	// A receiver is only asked for its status; the start of its answer is
+	// kept for debugging, and a little more read so the connection can be
+	// reused.
+	head := make([]byte, keelpay.AttemptBodyMax)
+	n, _ := io.ReadFull(resp.Body, head)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
+	body := AttemptBody(head[:n])
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return resp.StatusCode, "", nil
+		return resp.StatusCode, "", body, nil
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return resp.StatusCode, keelpay.FailureRedirect, nil
+		return resp.StatusCode, keelpay.FailureRedirect, body, nil
 	default:
-		return resp.StatusCode, keelpay.FailureHTTPStatus, nil
+		return resp.StatusCode, keelpay.FailureHTTPStatus, body, nil
 	}
+}
+
+// AttemptBody makes the start of a receiver's answer into the text kept in
+// an attempt: at most keelpay.AttemptBodyMax bytes, cut at a character
+// boundary, invalid UTF-8 (and NUL, which not every database stores in
+// text) replaced by U+FFFD.
+func AttemptBody(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	for len(s) > keelpay.AttemptBodyMax {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }
 
 func (d *Dispatcher) signer(secret string) (*webhooks.Signer, error) {

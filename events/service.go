@@ -136,6 +136,41 @@ func (s *Service) List(ctx context.Context, p ListParams) ([]*keelpay.Event, boo
 	return events, more, err
 }
 
+// AttemptListParams selects a page of an event's attempts.
+type AttemptListParams = storage.DeliveryAttemptListParams
+
+// Attempts returns a page of an event's delivery attempts, newest first:
+// 404 event_not_found when the store has no such event.
+func (s *Service) Attempts(ctx context.Context, p AttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
+	if _, err := s.Get(ctx, p.StoreID, p.EventID); err != nil {
+		return nil, false, err
+	}
+	if p.Limit == 0 {
+		p.Limit = ListLimitDefault
+	}
+	if p.Limit < 1 || p.Limit > ListLimitMax {
+		return nil, false, keelpay.InvalidRequest("limit", "invalid_limit", "limit must be an integer from 1 to 100.")
+	}
+	const msg = " must be the id of one of the event's attempts."
+	for _, c := range []struct{ field, id string }{{"starting_after", p.StartingAfter}, {"ending_before", p.EndingBefore}} {
+		if c.id != "" && !keelpay.ValidID(keelpay.PrefixAttempt, c.id) {
+			return nil, false, keelpay.InvalidRequest(c.field, "invalid_"+c.field, c.field+msg)
+		}
+	}
+	if p.StartingAfter != "" && p.EndingBefore != "" {
+		return nil, false, keelpay.InvalidRequest("ending_before", "invalid_ending_before", "Give starting_after or ending_before, not both.")
+	}
+	attempts, more, err := s.cfg.Storage.DeliveryAttemptList(ctx, p)
+	if errors.Is(err, storage.ErrNotFound) {
+		field := "starting_after"
+		if p.EndingBefore != "" {
+			field = "ending_before"
+		}
+		return nil, false, keelpay.InvalidRequest(field, "invalid_"+field, field+msg)
+	}
+	return attempts, more, err
+}
+
 // Redeliver queues one more attempt of an event now: a failed delivery
 // becomes pending again with a fresh attempt count.
 func (s *Service) Redeliver(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
@@ -151,6 +186,71 @@ func (s *Service) Redeliver(ctx context.Context, storeID, id string) (*keelpay.E
 	}
 	s.cfg.Dispatcher.Notify()
 	return e, nil
+}
+
+// RedeliverMax is the most deliveries one bulk redelivery queues.
+const RedeliverMax = 10000
+
+// RedeliverManyParams selects the events a bulk redelivery queues again.
+type RedeliverManyParams struct {
+	StoreID string
+	// Status is the delivery status to match; default failed.
+	Status keelpay.DeliveryStatus
+	// Type, when set, keeps only events of that type.
+	Type keelpay.EventType
+	// CreatedAfter and CreatedBefore, when not zero, keep only events
+	// created strictly between them.
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	// StartingAfter continues a bulk redelivery that matched more than
+	// RedeliverMax events: the Next of the previous call.
+	StartingAfter string
+}
+
+// RedeliverManyResult says what a bulk redelivery did.
+type RedeliverManyResult struct {
+	// Queued is how many deliveries were made pending again.
+	Queued int
+	// Next, when not empty, is the event to continue after: more events
+	// matched than one call queues.
+	Next string
+}
+
+// RedeliverMany queues a fresh attempt, due now, for every event of the
+// store that matches p, oldest first, at most RedeliverMax a call.
+func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (RedeliverManyResult, error) {
+	if p.Status == "" {
+		p.Status = keelpay.DeliveryFailed
+	}
+	switch p.Status {
+	case keelpay.DeliveryFailed, keelpay.DeliveryPending, keelpay.DeliverySucceeded:
+	default:
+		return RedeliverManyResult{}, keelpay.InvalidRequest("status", "invalid_status", "status must be failed, pending or succeeded.")
+	}
+	if p.Type != "" && !keelpay.ValidEventType(string(p.Type)) {
+		return RedeliverManyResult{}, keelpay.InvalidRequest("type", "invalid_type", "type must be one of the event types.")
+	}
+	if !p.CreatedAfter.IsZero() && !p.CreatedBefore.IsZero() && !p.CreatedBefore.After(p.CreatedAfter) {
+		return RedeliverManyResult{}, keelpay.InvalidRequest("created_before", "invalid_created_before", "created_before must be later than created_after.")
+	}
+	const cursorMsg = "starting_after must be the id of one of the store's events."
+	if p.StartingAfter != "" && !keelpay.ValidID(keelpay.PrefixEvent, p.StartingAfter) {
+		return RedeliverManyResult{}, keelpay.InvalidRequest("starting_after", "invalid_starting_after", cursorMsg)
+	}
+	n, next, err := s.cfg.Storage.DeliveryRedeliverMany(ctx, storage.DeliveryRedeliverManyParams{
+		StoreID: p.StoreID, Status: p.Status, Type: p.Type, CreatedAfter: p.CreatedAfter, CreatedBefore: p.CreatedBefore,
+		StartingAfter: p.StartingAfter, Limit: RedeliverMax, Now: s.cfg.Clock.Now(),
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return RedeliverManyResult{}, keelpay.InvalidRequest("starting_after", "invalid_starting_after", cursorMsg)
+	}
+	if err != nil {
+		return RedeliverManyResult{}, fmt.Errorf("redeliver events: %w", err)
+	}
+	if n > 0 {
+		s.cfg.Dispatcher.Notify()
+	}
+	return RedeliverManyResult{Queued: n, Next: next}, nil
 }
 
 func errEventNotFound() error {

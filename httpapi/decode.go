@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/keelpay/keelpay"
@@ -201,6 +202,27 @@ func (f *fields) str(name string, required bool, dst *string, check func(string)
 	if check != nil {
 		f.check(check(*dst))
 	}
+}
+
+// timestamp decodes an optional RFC 3339 time (such as
+// "2026-11-21T10:00:00Z"); anything else is invalid_<name>.
+func (f *fields) timestamp(name string, dst *time.Time) {
+	var s string
+	f.str(name, false, &s, nil)
+	if f.err != nil || s == "" {
+		if f.err == nil {
+			if _, ok := f.raw(name); ok {
+				f.fail(name, "invalid")
+			}
+		}
+		return
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		f.fail(name, "invalid")
+		return
+	}
+	*dst = t.UTC()
 }
 
 // boolean decodes an optional true/false field.

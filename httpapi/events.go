@@ -17,6 +17,8 @@ func (a *api) eventRoutes() []route {
 		{"GET", "/v1/events", authSecret, a.listEvents},
 		{"GET", "/v1/events/{id}", authSecret, a.getEvent},
 		{"POST", "/v1/events/{id}/redeliver", authSecret, a.redeliverEvent},
+		{"POST", "/v1/events/redeliver", authSecret, a.redeliverEvents},
+		{"GET", "/v1/events/{id}/attempts", authSecret, a.listAttempts},
 	}
 }
 
@@ -143,4 +145,109 @@ func (a *api) redeliverEvent(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	writeRaw(w, http.StatusOK, eventJSON(e))
+}
+
+// attemptJSON is one delivery attempt. It carries the receiver's answer,
+// never the request's signature or the webhook secret.
+type attemptJSON struct {
+	ID           string  `json:"id"`
+	Object       string  `json:"object"`
+	Event        string  `json:"event"`
+	StartedAt    string  `json:"started_at"`
+	DurationMS   int64   `json:"duration_ms"`
+	StatusCode   *int    `json:"status_code"`
+	Failure      *string `json:"failure"`
+	ResponseBody string  `json:"response_body"`
+}
+
+func newAttemptJSON(at *keelpay.DeliveryAttempt) attemptJSON {
+	out := attemptJSON{
+		ID: at.ID, Object: "delivery_attempt", Event: at.EventID,
+		StartedAt: *timeJSON(at.StartedAt), DurationMS: at.Duration.Milliseconds(), ResponseBody: at.ResponseBody,
+	}
+	if at.StatusCode != 0 {
+		out.StatusCode = &at.StatusCode
+	}
+	if at.Failure != "" {
+		f := string(at.Failure)
+		out.Failure = &f
+	}
+	return out
+}
+
+func (a *api) listAttempts(w http.ResponseWriter, r *http.Request, c caller) {
+	q, err := parseQuery(r.URL.RawQuery, "limit", "starting_after", "ending_before")
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	p := events.AttemptListParams{StoreID: c.store.ID, EventID: r.PathValue("id"),
+		StartingAfter: q["starting_after"], EndingBefore: q["ending_before"]}
+	if p.Limit, err = queryLimit(q); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	list, more, err := a.cfg.Events.Attempts(r.Context(), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := struct {
+		Object  string        `json:"object"`
+		Data    []attemptJSON `json:"data"`
+		HasMore bool          `json:"has_more"`
+	}{Object: "list", Data: make([]attemptJSON, len(list)), HasMore: more}
+	for i, at := range list {
+		out.Data[i] = newAttemptJSON(at)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// redeliveryJSON answers a bulk redelivery.
+type redeliveryJSON struct {
+	Object            string  `json:"object"`
+	Queued            int     `json:"queued"`
+	HasMore           bool    `json:"has_more"`
+	NextStartingAfter *string `json:"next_starting_after"`
+}
+
+func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readObject(w, r, true)
+	if err == nil {
+		err = obj.checkUnknown("status", "type", "created_after", "created_before", "starting_after")
+	}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	p := events.RedeliverManyParams{StoreID: c.store.ID}
+	var status, typ string
+	f := obj.fields()
+	f.str("status", false, &status, nil)
+	f.str("type", false, &typ, nil)
+	f.timestamp("created_after", &p.CreatedAfter)
+	f.timestamp("created_before", &p.CreatedBefore)
+	f.str("starting_after", false, &p.StartingAfter, nil)
+	if f.err != nil {
+		a.writeError(w, r, f.err)
+		return
+	}
+	p.Status, p.Type = keelpay.DeliveryStatus(status), keelpay.EventType(typ)
+	if _, ok := f.raw("status"); ok && status == "" {
+		p.Status = "invalid"
+	}
+	if _, ok := f.raw("type"); ok && typ == "" {
+		a.writeError(w, r, keelpay.InvalidRequest("type", "invalid_type", "type must be one of the event types."))
+		return
+	}
+	res, err := a.cfg.Events.RedeliverMany(r.Context(), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	out := redeliveryJSON{Object: "redelivery", Queued: res.Queued, HasMore: res.Next != ""}
+	if res.Next != "" {
+		out.NextStartingAfter = &res.Next
+	}
+	writeJSON(w, http.StatusOK, out)
 }

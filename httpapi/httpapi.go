@@ -131,12 +131,25 @@ func (a *api) routes() {
 	// these only catch what the table does not have.
 	for _, p := range paths {
 		allow := strings.Join(methods[p], ", ")
-		a.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+		notAllowed := func(w http.ResponseWriter, r *http.Request) {
 			setRoute(r, p)
 			w.Header().Set("Allow", allow)
 			a.writeError(w, r, keelpay.NewError(http.StatusMethodNotAllowed, keelpay.CodeMethodNotAllowed,
 				"The method is not allowed on this path; see the Allow header."))
-		})
+		}
+		if !shadows(p, paths) {
+			a.mux.HandleFunc(p, notAllowed)
+			continue
+		}
+		// A literal path that a wildcard path also matches (POST
+		// /v1/events/redeliver beside GET /v1/events/{id}): a bare pattern
+		// would conflict with the wildcard's method patterns, so the 405 is
+		// registered per method.
+		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+			if !slices.Contains(methods[p], m) && (m != "HEAD" || !slices.Contains(methods[p], "GET")) {
+				a.mux.HandleFunc(m+" "+p, notAllowed)
+			}
+		}
 	}
 	a.mux.Handle("GET /metrics", promhttp.HandlerFor(a.cfg.Metrics, promhttp.HandlerOpts{}))
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -151,6 +164,29 @@ func (a *api) routes() {
 // client that hangs up never leaves a change half made, and a retry with
 // the same Idempotency-Key gets the real outcome.
 const WorkTimeout = 2 * time.Minute
+
+// shadows reports whether path p matches another path of paths whose
+// segment is a wildcard where p has a literal.
+func shadows(p string, paths []string) bool {
+	ps := strings.Split(p, "/")
+	for _, q := range paths {
+		qs := strings.Split(q, "/")
+		if q == p || len(qs) != len(ps) {
+			continue
+		}
+		match := true
+		for i := range ps {
+			if ps[i] != qs[i] && !strings.HasPrefix(qs[i], "{") {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
 
 // endpoint wraps a route's handler with its authentication and, for POSTs
 // with a secret key, Idempotency-Key handling.

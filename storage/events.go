@@ -71,6 +71,49 @@ type DeliveryResult struct {
 	EventID    string
 	LeaseToken string
 	Delivery   keelpay.Delivery
+	// Attempt, when set, is added to the event's attempt history in the
+	// same transaction, only when the lease still matches.
+	Attempt *keelpay.DeliveryAttempt
+}
+
+// AttemptsKept is the most attempts kept per event: the newest ones. A
+// delivery makes at most seven scheduled attempts; each redelivery can add
+// seven more, so the history of an event redelivered often keeps its
+// latest AttemptsKept attempts and forgets the oldest.
+const AttemptsKept = 50
+
+// DeliveryAttemptListParams selects attempts for GET
+// /v1/events/{id}/attempts.
+type DeliveryAttemptListParams struct {
+	StoreID string
+	EventID string
+	// Limit is the most attempts returned (1 to 100).
+	Limit int
+	// StartingAfter and EndingBefore are attempt ids of the event (at most
+	// one is set): the page after (older than) or before (newer than) it.
+	StartingAfter string
+	EndingBefore  string
+}
+
+// DeliveryRedeliverManyParams selects the events whose deliveries a bulk
+// redelivery queues again.
+type DeliveryRedeliverManyParams struct {
+	StoreID string
+	// Status is the delivery status to match (required).
+	Status keelpay.DeliveryStatus
+	// Type, when set, keeps only events of that type.
+	Type keelpay.EventType
+	// CreatedAfter and CreatedBefore, when not zero, keep only events
+	// created strictly after and strictly before them.
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	// StartingAfter, when set, is an event id of the store: only events
+	// created after it (in creation order) match.
+	StartingAfter string
+	// Limit is the most deliveries queued.
+	Limit int
+	// Now is when the queued deliveries become due.
+	Now time.Time
 }
 
 // DeliveryQueries claims due deliveries and records their attempts.
@@ -87,10 +130,22 @@ type DeliveryQueries interface {
 	// result whose lease token no longer matches is ignored (another
 	// process claimed the delivery after the lease lapsed).
 	DeliveryRecord(ctx context.Context, results []DeliveryResult) error
+	// DeliveryAttemptList returns a page of an event's attempts, newest
+	// first, and whether there are more beyond it in the direction of
+	// travel. An event of another store has no attempts; a cursor that is
+	// not an attempt of the event is ErrNotFound.
+	DeliveryAttemptList(ctx context.Context, p DeliveryAttemptListParams) (attempts []*keelpay.DeliveryAttempt, hasMore bool, err error)
 	// DeliveryRedeliver makes an event's delivery pending again, due at
 	// now, with a fresh attempt count; ErrNotFound when the store has no
 	// such event.
 	DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error)
+	// DeliveryRedeliverMany makes the deliveries of the store's matching
+	// events pending again, due at p.Now with a fresh attempt count, oldest
+	// event first and at most p.Limit of them. It returns how many it
+	// queued and, when more matched beyond them, the id of the last one
+	// queued (the cursor of the next call); "" when none are left. A
+	// StartingAfter that is not an event of the store is ErrNotFound.
+	DeliveryRedeliverMany(ctx context.Context, p DeliveryRedeliverManyParams) (queued int, next string, err error)
 	// DeliveryNextDue returns when the earliest-due pending delivery can be
 	// claimed (its due time, or its lease's end when it is leased), so the
 	// dispatcher can sleep until then; zero when none is pending. It is a

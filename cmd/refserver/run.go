@@ -189,6 +189,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer dispatcher.Notify()
 		return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
 	}))
+	sbx := &sandboxAPI{dispatcher: dispatcher, log: log, stores: st,
+		trigger: &trigger{clock: clock, events: ev, payments: pay, refunds: ref}}
+	mux.Handle("/sandbox/webhooks/faults", sbx.authed("GET, POST", sbx.faults))
+	mux.Handle("/sandbox/trigger", sbx.authed("POST", sbx.triggerEvent))
+	console := consoleHandler()
+	for _, p := range []string{"GET /sandbox/{$}", "GET /sandbox/console.js", "GET /sandbox/console.css"} {
+		mux.Handle(p, console)
+	}
 	mux.Handle("/", api)
 
 	// Background work stops after the HTTP server has drained.
@@ -216,6 +224,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		sandboxAt = "the sandbox at " + cfg.sandboxURL
 	}
 	fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode: %s; database %s)\n\n", baseURL, sandboxAt, redactDSN(cfg.db))
+	fmt.Fprintf(stdout, "Sandbox console: %s/sandbox/\n\n", baseURL)
 	fmt.Fprintf(stdout, "Set up a sandbox store:\n\n  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
 		"    -d '{\"client_id\":\"app_demo\",\"client_secret\":\"secret_demo\",\"webhook_url\":\"http://127.0.0.1:9000/webhooks\"}'\n\n", baseURL)
 	log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)), slog.String("sandbox", sandboxAt))

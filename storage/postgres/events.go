@@ -203,14 +203,78 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		b := &pgx.Batch{}
 		for _, r := range results {
 			d := r.Delivery
-			b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
-				next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
-				WHERE event_id = $7 AND lease_token = $8`,
+			if r.Attempt == nil {
+				b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+					next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
+					WHERE event_id = $7 AND lease_token = $8`,
+					d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
+					r.EventID, r.LeaseToken)
+				continue
+			}
+			// Only the lease holder's attempt joins the history.
+			a := r.Attempt
+			b.Queue(`WITH u AS (
+					UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+						next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
+					WHERE event_id = $7 AND lease_token = $8
+					RETURNING event_id, store_id)
+				INSERT INTO delivery_attempts (id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
+				SELECT $9, event_id, store_id, $10, $11, $12, $13, $14 FROM u`,
 				d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
-				r.EventID, r.LeaseToken)
+				r.EventID, r.LeaseToken,
+				a.ID, ts(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Failure, a.ResponseBody)
+			b.Queue(`DELETE FROM delivery_attempts WHERE event_id = $1 AND seq <= (
+				SELECT seq FROM delivery_attempts WHERE event_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)`,
+				r.EventID, storage.AttemptsKept)
 		}
 		return mapErr(w.SendBatch(ctx, b).Close())
 	})
+}
+
+const attemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
+
+func scanAttempt(row scanner) (*keelpay.DeliveryAttempt, error) {
+	var a keelpay.DeliveryAttempt
+	var dur int64
+	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, tsDst(&a.StartedAt), &dur, &a.StatusCode, &a.Failure, &a.ResponseBody)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	a.Duration = time.Duration(dur) * time.Microsecond
+	return &a, nil
+}
+
+func (q *queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
+	where := "store_id = $1 AND event_id = $2"
+	args := []any{p.StoreID, p.EventID}
+	order := "DESC"
+	cursor := p.StartingAfter
+	if p.EndingBefore != "" {
+		order, cursor = "ASC", p.EndingBefore
+	}
+	if cursor != "" {
+		var seq int64
+		err := q.q.QueryRow(ctx, `SELECT seq FROM delivery_attempts WHERE store_id = $1 AND event_id = $2 AND id = $3`,
+			p.StoreID, p.EventID, cursor).Scan(&seq)
+		if err != nil {
+			return nil, false, mapErr(err)
+		}
+		args = append(args, seq)
+		if order == "DESC" {
+			where += " AND seq < $3"
+		} else {
+			where += " AND seq > $3"
+		}
+	}
+	args = append(args, p.Limit+1)
+	rows, err := q.q.Query(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts
+		WHERE `+where+` ORDER BY seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
+	attempts, err := collect(rows, err, scanAttempt)
+	if err != nil {
+		return nil, false, err
+	}
+	attempts, hasMore := storage.Page(attempts, p.Limit, order == "ASC")
+	return attempts, hasMore, nil
 }
 
 func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
@@ -224,6 +288,67 @@ func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string
 		return err
 	})
 	return e, err
+}
+
+func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
+	var queued int
+	var next string
+	err := q.write(ctx, func(w querier) error {
+		queued, next = 0, ""
+		args := []any{p.StoreID, p.Status}
+		arg := func(v any) string {
+			args = append(args, v)
+			return "$" + strconv.Itoa(len(args))
+		}
+		where := "e.store_id = $1 AND d.status = $2"
+		if p.Type != "" {
+			where += " AND e.type = " + arg(p.Type)
+		}
+		if !p.CreatedAfter.IsZero() {
+			where += " AND e.created_at > " + arg(ts(p.CreatedAfter))
+		}
+		if !p.CreatedBefore.IsZero() {
+			where += " AND e.created_at < " + arg(ts(p.CreatedBefore))
+		}
+		if p.StartingAfter != "" {
+			var seq int64
+			err := w.QueryRow(ctx, `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, p.StoreID, p.StartingAfter).Scan(&seq)
+			if err != nil {
+				return mapErr(err)
+			}
+			where += " AND e.seq > " + arg(seq)
+		}
+		from := ` FROM events e JOIN deliveries d ON d.event_id = e.id WHERE ` + where
+		// The last event of this call, when at least Limit match; and
+		// whether any matches beyond it.
+		var last int64
+		var lastID string
+		var more bool
+		offset := arg(p.Limit - 1)
+		err := w.QueryRow(ctx, `WITH b AS (SELECT e.seq, e.id`+from+` ORDER BY e.seq OFFSET `+offset+` LIMIT 1)
+			SELECT b.seq, b.id, EXISTS (SELECT 1`+from+` AND e.seq > b.seq) FROM b`, args...).Scan(&last, &lastID, &more)
+		args = args[:len(args)-1]
+		switch err = mapErr(err); err {
+		case nil:
+			if more {
+				next = lastID
+			}
+			where += " AND e.seq <= " + arg(last)
+		case storage.ErrNotFound:
+		default:
+			return err
+		}
+		now := arg(ts(p.Now))
+		tag, err := w.Exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = `+now+`,
+			lease_token = '', lease_until = '-infinity'
+			WHERE event_id IN (SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id WHERE `+where+`)`, args...)
+		if err != nil {
+			return mapErr(err)
+		}
+		queued = int(tag.RowsAffected())
+		return nil
+	})
+	return queued, next, err
 }
 
 func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {

@@ -197,7 +197,7 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 	return q.write(ctx, func(w querier) error {
 		for _, r := range results {
 			d := r.Delivery
-			_, err := w.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
+			res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
 				next_attempt_at = ?, last_status_code = ?, last_failure = ?, lease_token = '', lease_until = 0
 				WHERE event_id = ? AND lease_token = ?`,
 				d.Status, d.Attempts, micros(d.LastAttemptAt), micros(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
@@ -205,9 +205,81 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 			if err != nil {
 				return mapErr(err)
 			}
+			if r.Attempt == nil {
+				continue
+			}
+			// Only the lease holder's attempt joins the history.
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				if err != nil {
+					return mapErr(err)
+				}
+				continue
+			}
+			a := r.Attempt
+			if _, err := w.ExecContext(ctx, `INSERT INTO delivery_attempts
+				(id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
+				SELECT ?, event_id, store_id, ?, ?, ?, ?, ? FROM deliveries WHERE event_id = ?`,
+				a.ID, micros(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Failure, a.ResponseBody, r.EventID); err != nil {
+				return mapErr(err)
+			}
+			if _, err := w.ExecContext(ctx, `DELETE FROM delivery_attempts WHERE event_id = ? AND seq <= (
+				SELECT seq FROM delivery_attempts WHERE event_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+				r.EventID, r.EventID, storage.AttemptsKept); err != nil {
+				return mapErr(err)
+			}
 		}
 		return nil
 	})
+}
+
+const attemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
+
+func scanAttempt(row interface{ Scan(...any) error }) (*keelpay.DeliveryAttempt, error) {
+	var a keelpay.DeliveryAttempt
+	var started, dur int64
+	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, &started, &dur, &a.StatusCode, &a.Failure, &a.ResponseBody)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	a.StartedAt = fromMicros(started)
+	a.Duration = time.Duration(dur) * time.Microsecond
+	return &a, nil
+}
+
+func (q *queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
+	where := "store_id = ? AND event_id = ?"
+	args := []any{p.StoreID, p.EventID}
+	order := "DESC"
+	cursor := p.StartingAfter
+	if p.EndingBefore != "" {
+		order, cursor = "ASC", p.EndingBefore
+	}
+	if cursor != "" {
+		var seq int64
+		err := q.r.QueryRowContext(ctx, `SELECT seq FROM delivery_attempts WHERE store_id = ? AND event_id = ? AND id = ?`,
+			p.StoreID, p.EventID, cursor).Scan(&seq)
+		if err != nil {
+			return nil, false, mapErr(err)
+		}
+		if order == "DESC" {
+			where += " AND seq < ?"
+		} else {
+			where += " AND seq > ?"
+		}
+		args = append(args, seq)
+	}
+	args = append(args, p.Limit+1)
+	rows, err := q.r.QueryContext(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts
+		WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`, args...)
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	attempts, err := collect(rows, scanAttempt)
+	if err != nil {
+		return nil, false, err
+	}
+	attempts, hasMore := storage.Page(attempts, p.Limit, order == "ASC")
+	return attempts, hasMore, nil
 }
 
 func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
@@ -228,6 +300,69 @@ func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string
 		return err
 	})
 	return e, err
+}
+
+func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
+	var queued int
+	var next string
+	err := q.write(ctx, func(w querier) error {
+		queued, next = 0, ""
+		where := "e.store_id = ? AND d.status = ?"
+		args := []any{p.StoreID, p.Status}
+		if p.Type != "" {
+			where += " AND e.type = ?"
+			args = append(args, p.Type)
+		}
+		if !p.CreatedAfter.IsZero() {
+			where += " AND e.created_at > ?"
+			args = append(args, micros(p.CreatedAfter))
+		}
+		if !p.CreatedBefore.IsZero() {
+			where += " AND e.created_at < ?"
+			args = append(args, micros(p.CreatedBefore))
+		}
+		if p.StartingAfter != "" {
+			var seq int64
+			err := w.QueryRowContext(ctx, `SELECT seq FROM events WHERE store_id = ? AND id = ?`, p.StoreID, p.StartingAfter).Scan(&seq)
+			if err != nil {
+				return mapErr(err)
+			}
+			where += " AND e.seq > ?"
+			args = append(args, seq)
+		}
+		from := ` FROM events e JOIN deliveries d ON d.event_id = e.id WHERE ` + where
+		// The last event of this call, when at least Limit match.
+		var last int64
+		var lastID string
+		err := w.QueryRowContext(ctx, `SELECT e.seq, e.id`+from+` ORDER BY e.seq LIMIT 1 OFFSET ?`,
+			append(args, p.Limit-1)...).Scan(&last, &lastID)
+		switch err = mapErr(err); err {
+		case nil:
+			var one int
+			err := w.QueryRowContext(ctx, `SELECT 1`+from+` AND e.seq > ? LIMIT 1`, append(args, last)...).Scan(&one)
+			if err = mapErr(err); err == nil {
+				next = lastID
+			} else if err != storage.ErrNotFound {
+				return err
+			}
+			where += " AND e.seq <= ?"
+			args = append(args, last)
+		case storage.ErrNotFound:
+		default:
+			return err
+		}
+		res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
+			lease_token = '', lease_until = 0
+			WHERE event_id IN (SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id WHERE `+where+`)`,
+			append([]any{micros(p.Now)}, args...)...)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err := res.RowsAffected()
+		queued = int(n)
+		return mapErr(err)
+	})
+	return queued, next, err
 }
 
 func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {

@@ -187,4 +187,184 @@ func testDeliveries(t *testing.T, newStorage NewStorage) {
 		_, err = db.DeliveryRedeliver(ctx, other.ID, e.ID, later)
 		require.ErrorIs(t, err, storage.ErrNotFound)
 	})
+
+	t.Run("AttemptHistory", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		other := insertStore(t, db)
+		e := NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)
+		require.NoError(t, db.EventInsert(ctx, e))
+
+		// record claims the delivery and records one attempt with its
+		// history entry, under the claim's lease.
+		at := t0
+		record := func(status int, body string) *keelpay.DeliveryAttempt {
+			t.Helper()
+			p := claimParams(at, 1)
+			_, err := db.DeliveryClaimEvent(ctx, e.ID, p)
+			require.NoError(t, err)
+			a := &keelpay.DeliveryAttempt{
+				ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: e.ID, StoreID: s.ID, StartedAt: at,
+				Duration: 1500 * time.Microsecond, StatusCode: status, Failure: keelpay.FailureHTTPStatus, ResponseBody: body,
+			}
+			del := keelpay.Delivery{Status: keelpay.DeliveryPending, Attempts: 1, LastAttemptAt: at, NextAttemptAt: at,
+				LastStatusCode: status, LastFailure: keelpay.FailureHTTPStatus}
+			require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: p.LeaseToken, Delivery: del, Attempt: a}}))
+			at = at.Add(time.Second)
+			return a
+		}
+		list := func(p storage.DeliveryAttemptListParams) ([]string, bool) {
+			t.Helper()
+			if p.StoreID == "" {
+				p.StoreID = s.ID
+			}
+			p.EventID = e.ID
+			got, more, err := db.DeliveryAttemptList(ctx, p)
+			require.NoError(t, err)
+			ids := make([]string, len(got))
+			for i, a := range got {
+				ids[i] = a.ID
+			}
+			return ids, more
+		}
+
+		first := record(500, "boom \u00e9")
+		got, more, err := db.DeliveryAttemptList(ctx, storage.DeliveryAttemptListParams{StoreID: s.ID, EventID: e.ID, Limit: 10})
+		require.NoError(t, err)
+		require.False(t, more)
+		if diff := cmp.Diff([]*keelpay.DeliveryAttempt{first}, got); diff != "" {
+			t.Fatalf("attempts (-want +got):\n%s", diff)
+		}
+
+		// A record whose lease was lost adds no attempt.
+		stale := &keelpay.DeliveryAttempt{ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: e.ID, StoreID: s.ID, StartedAt: at}
+		require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: e.ID, LeaseToken: "lease_gone",
+			Delivery: keelpay.Delivery{Status: keelpay.DeliveryFailed, Attempts: 7, LastAttemptAt: at}, Attempt: stale}}))
+		ids, _ := list(storage.DeliveryAttemptListParams{Limit: 10})
+		require.Equal(t, []string{first.ID}, ids)
+
+		// Newest first, with cursors both ways; only the newest
+		// AttemptsKept are kept.
+		all := []string{first.ID}
+		for range storage.AttemptsKept + 2 {
+			all = append(all, record(503, "").ID)
+		}
+		kept := all[len(all)-storage.AttemptsKept:]
+		newest := func(i int) string { return kept[len(kept)-1-i] }
+		ids, more = list(storage.DeliveryAttemptListParams{Limit: 100})
+		require.False(t, more)
+		require.Len(t, ids, storage.AttemptsKept)
+		require.Equal(t, newest(0), ids[0])
+		require.Equal(t, kept[0], ids[len(ids)-1])
+		ids, more = list(storage.DeliveryAttemptListParams{Limit: 2, StartingAfter: newest(0)})
+		require.Equal(t, []string{newest(1), newest(2)}, ids)
+		require.True(t, more)
+		ids, more = list(storage.DeliveryAttemptListParams{Limit: 2, EndingBefore: newest(3)})
+		require.Equal(t, []string{newest(1), newest(2)}, ids)
+		require.True(t, more)
+
+		_, _, err = db.DeliveryAttemptList(ctx, storage.DeliveryAttemptListParams{StoreID: s.ID, EventID: e.ID, Limit: 2, StartingAfter: first.ID})
+		require.ErrorIs(t, err, storage.ErrNotFound, "a cursor that was trimmed")
+		ids, more = list(storage.DeliveryAttemptListParams{StoreID: other.ID, Limit: 10})
+		require.Empty(t, ids, "another store sees no attempts")
+		require.False(t, more)
+	})
+
+	t.Run("RedeliverMany", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		other := insertStore(t, db)
+		// Six events a minute apart: types alternate, and all but the
+		// fourth end failed.
+		var ids []string
+		for i := range 6 {
+			typ := keelpay.EventWebhookTest
+			if i%2 == 1 {
+				typ = keelpay.EventCardCreated
+			}
+			e := NewEventRecord(s.ID, typ, t0.Add(time.Duration(i)*time.Minute))
+			require.NoError(t, db.EventInsert(ctx, e))
+			ids = append(ids, e.ID)
+		}
+		oe := NewEventRecord(other.ID, keelpay.EventWebhookTest, t0)
+		require.NoError(t, db.EventInsert(ctx, oe))
+		later := t0.Add(time.Hour)
+		jobs, err := db.DeliveryClaimDue(ctx, claimParams(later, 100))
+		require.NoError(t, err)
+		require.Len(t, jobs, 7)
+		var results []storage.DeliveryResult
+		for _, j := range jobs {
+			d := keelpay.Delivery{Status: keelpay.DeliveryFailed, Attempts: 7, LastAttemptAt: later, LastStatusCode: 500, LastFailure: keelpay.FailureHTTPStatus}
+			if j.EventID == ids[3] {
+				d = keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 1, LastAttemptAt: later, LastStatusCode: 200}
+			}
+			results = append(results, storage.DeliveryResult{EventID: j.EventID, LeaseToken: j.LeaseToken, Delivery: d})
+		}
+		require.NoError(t, db.DeliveryRecord(ctx, results))
+		status := func(id string) keelpay.DeliveryStatus {
+			t.Helper()
+			e, err := db.EventGet(ctx, s.ID, id)
+			require.NoError(t, err)
+			return e.Delivery.Status
+		}
+		now := later.Add(time.Minute)
+		base := storage.DeliveryRedeliverManyParams{StoreID: s.ID, Status: keelpay.DeliveryFailed, Limit: 100, Now: now}
+
+		// A window and a type: only ids[2] (webhook.test, failed, created
+		// strictly inside).
+		p := base
+		p.Type = keelpay.EventWebhookTest
+		p.CreatedAfter, p.CreatedBefore = t0, t0.Add(4*time.Minute)
+		n, next, err := db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Empty(t, next)
+		e, err := db.EventGet(ctx, s.ID, ids[2])
+		require.NoError(t, err)
+		require.Equal(t, keelpay.Delivery{Status: keelpay.DeliveryPending, Attempts: 0, LastAttemptAt: later, NextAttemptAt: now,
+			LastStatusCode: 500, LastFailure: keelpay.FailureHTTPStatus}, e.Delivery)
+		require.Equal(t, keelpay.DeliveryFailed, status(ids[0]))
+
+		// Limit 2 with a cursor: oldest first.
+		p = base
+		p.Limit = 2
+		n, next, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.Equal(t, ids[1], next, "ids[0] and ids[1] queued; ids[4], ids[5] remain")
+		p.StartingAfter = next
+		n, next, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.Empty(t, next, "exactly the last two: nothing beyond")
+		for _, i := range []int{0, 1, 2, 4, 5} {
+			require.Equal(t, keelpay.DeliveryPending, status(ids[i]), "event %d", i)
+		}
+		require.Equal(t, keelpay.DeliverySucceeded, status(ids[3]))
+		due, err := db.DeliveryNextDue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, now, due)
+
+		// Succeeded ones on request; nothing matches: zero.
+		p = base
+		p.Status = keelpay.DeliverySucceeded
+		n, _, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		n, next, err = db.DeliveryRedeliverMany(ctx, p)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Empty(t, next)
+
+		// Another store's events are untouched and its ids are no cursor.
+		oget, err := db.EventGet(ctx, other.ID, oe.ID)
+		require.NoError(t, err)
+		require.Equal(t, keelpay.DeliveryFailed, oget.Delivery.Status)
+		p = base
+		p.StartingAfter = oe.ID
+		_, _, err = db.DeliveryRedeliverMany(ctx, p)
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	})
 }

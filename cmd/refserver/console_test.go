@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// The sandbox console in headless Chromium, against the reference server
+// binary: trigger a payment, watch its deliveries fail against a stopped
+// receiver, start the receiver, replay the failed deliveries.
+
+// chromium returns the path of a Chromium to test with. Without one the
+// test is skipped, unless KEELPAY_REQUIRE_CHROMIUM=1 (CI) makes that a
+// failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("KEELPAY_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("no Chromium found, and KEELPAY_REQUIRE_CHROMIUM=1 requires the browser tests (apt-get install chromium)")
+	}
+	t.Skip("no Chromium found: browser tests skipped (apt-get install chromium)")
+	return ""
+}
+
+// newBrowser starts a headless Chromium with a fresh profile and returns
+// its tab; the page's console goes to the test log when the test fails.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx)) // starts the browser, without the time limit below
+	var mu sync.Mutex
+	var console []string
+	consoleCtx, stopConsole := context.WithCancel(ctx)
+	messages := chromedp.Console(consoleCtx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			console = append(console, m.String())
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		stopConsole()
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("page console:\n%s", strings.Join(console, "\n"))
+			mu.Unlock()
+		}
+	})
+	tctx, tcancel := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(tcancel)
+	return tctx
+}
+
+// screenshot saves the whole page as a PNG test artifact, into
+// $KEELPAY_ARTIFACTS or testdata/artifacts.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("KEELPAY_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("testdata", "artifacts")
+	}
+	dir, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+}
+
+// waitJS waits until the expression is true in the page.
+func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		require.NoError(t, err)
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("waiting for %s; the page shows:\n%s", what, text)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the page, not waiting for work
+	}
+}
+
+// receiverAt is a store's receiver on a fixed address that can be started
+// after the store was set up with it.
+type receiverAt struct {
+	addr string
+	mu   sync.Mutex
+	ids  []string
+	srv  *http.Server
+}
+
+func (r *receiverAt) start(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", r.addr)
+	require.NoError(t, err)
+	r.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.ids = append(r.ids, req.Header.Get("webhook-id"))
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	go func() { _ = r.srv.Serve(ln) }()
+	t.Cleanup(func() { r.srv.Close() })
+}
+
+func TestSandboxConsole(t *testing.T) {
+	t.Parallel()
+	ctx := newBrowser(t)
+	s := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0"})
+	// The receiver's address is reserved and released: nothing listens
+	// there until the receiver starts.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	rec := &receiverAt{addr: ln.Addr().String()}
+	require.NoError(t, ln.Close())
+	r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "app_console", "client_secret": "secret_console", "webhook_url": "http://" + rec.addr + "/webhooks"})
+	require.Equal(t, http.StatusCreated, r.status)
+	key := r.str("secret_key")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/sandbox/"),
+		chromedp.WaitVisible(chromedp.ID("key")),
+		chromedp.SendKeys(chromedp.ID("key"), key),
+		chromedp.Click(chromedp.CSS(`#connect button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("main")),
+	))
+	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)+JSON.stringify(sessionStorage)+document.cookie+document.getElementById("key").value`))
+	require.NoError(t, err)
+	require.NotContains(t, stored, key, "the key is kept in memory only")
+
+	// Trigger a payment: its events fail against the stopped receiver.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("trigger-type"), "payment_intent.succeeded"),
+		chromedp.Click(chromedp.CSS(`#trigger button[type=submit]`)),
+	))
+	waitJS(t, ctx, "the trigger's answer", `document.getElementById("trigger-result").textContent.includes("event evt_")`)
+	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("trigger-result")))
+	require.NoError(t, err)
+	eventID := result[strings.Index(result, "evt_"):][:len("evt_")+24]
+	row := `document.querySelector('tr[data-event-id="` + eventID + `"]')`
+	waitJS(t, ctx, "the first failed attempt", row+` && `+row+`.dataset.attempts === "1"`)
+
+	// Move the clock through the retry schedule until the delivery fails.
+	for n := 2; n <= 7; n++ {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.SetValue(chromedp.ID("clock-seconds"), "86400"),
+			chromedp.Click(chromedp.CSS(`#clock button[type=submit]`)),
+		))
+		waitJS(t, ctx, "attempt "+strconv.Itoa(n), row+`.dataset.attempts === "`+strconv.Itoa(n)+`"`)
+	}
+	waitJS(t, ctx, "the failed delivery", row+`.dataset.delivery === "failed"`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-event-id="`+eventID+`"] td.actions button`))))
+	waitJS(t, ctx, "seven failed attempts",
+		`document.querySelectorAll('#attempts tbody tr[data-failure="connection_error"]').length === 7`)
+	screenshot(t, ctx, "console-deliveries-failed.png")
+
+	// Start the receiver; replay what failed in one call.
+	rec.start(t)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("replay-status"), "failed"),
+		chromedp.Click(chromedp.CSS(`#replay button[type=submit]`)),
+	))
+	waitJS(t, ctx, "the replay's answer", `document.getElementById("replay-result").textContent.startsWith("Queued 2 failed")`)
+	waitJS(t, ctx, "the delivery succeeded", row+`.dataset.delivery === "succeeded"`)
+	waitJS(t, ctx, "the successful attempt", `document.querySelectorAll('#attempts tbody tr[data-failure="none"]').length === 1`)
+	waitJS(t, ctx, "the intent", `document.querySelector('#intents tbody').textContent.includes("succeeded")`)
+	screenshot(t, ctx, "console-replayed.png")
+	rec.mu.Lock()
+	require.Contains(t, rec.ids, eventID)
+	rec.mu.Unlock()
+
+	// Faults are set from the console.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("f-duplicate"), "1"),
+		chromedp.Click(chromedp.CSS(`#faults button[type=submit]`)),
+	))
+	waitJS(t, ctx, "faults on", `document.getElementById("faults-result").textContent === "Faults on: duplicate 1."`)
+	f := must(t, "GET", s.url+"/sandbox/webhooks/faults", key, nil)
+	require.EqualValues(t, 1, f.body["duplicate"])
+}
+
+func TestSandboxConsoleIsServedWithAStrictPolicy(t *testing.T) {
+	t.Parallel()
+	s := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0"})
+	for _, path := range []string{"/sandbox/", "/sandbox/console.js", "/sandbox/console.css"} {
+		resp, err := client.Get(s.url + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'", path)
+		require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+	}
+	resp, err := client.Get(s.url + "/sandbox/nope.js")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/stores"
+)
+
+// The sandbox tools of the reference server: routes under /sandbox/ that
+// exist only in sandbox mode, beside the API, and never in the library's
+// handler (httpapi.New). See docs/sandbox.md.
+
+// sandboxBodyMax bounds the body of a sandbox request.
+const sandboxBodyMax = 4 << 10
+
+// sandboxAPI serves the sandbox routes that act for a store.
+type sandboxAPI struct {
+	dispatcher *events.Dispatcher
+	log        *slog.Logger
+	stores     *stores.Service
+	trigger    *trigger
+}
+
+// writeSandboxError renders err in the API's error envelope; anything that
+// is not a keelpay.Error is 500 internal_error, its detail only in the log.
+func (s *sandboxAPI) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e, ok := keelpay.AsError(err)
+	if !ok {
+		s.log.ErrorContext(r.Context(), "sandbox: internal error", slog.String("path", r.URL.Path), slog.Any("error", err))
+		e = keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error.")
+	}
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	if len(e.Details) > 0 {
+		body["details"] = e.Details
+	}
+	writeSandboxJSON(w, e.Status, map[string]any{"error": body})
+}
+
+func writeSandboxJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// authed wraps a handler of a store's sandbox route: the store's secret
+// key in "Authorization: Bearer", as on the API.
+func (s *sandboxAPI) authed(methods string, h func(w http.ResponseWriter, r *http.Request, st *keelpay.Store)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(", "+methods+",", ", "+r.Method+",") {
+			w.Header().Set("Allow", methods)
+			s.writeError(w, r, keelpay.NewError(http.StatusMethodNotAllowed, keelpay.CodeMethodNotAllowed,
+				"The method is not allowed on this path; see the Allow header."))
+			return
+		}
+		scheme, key, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			s.writeError(w, r, stores.ErrInvalidAPIKey())
+			return
+		}
+		st, err := s.stores.Authenticate(r.Context(), key)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r, st)
+	})
+}
+
+// decodeSandbox reads a JSON object body strictly into dst (an empty body
+// is {}): unknown fields and bad JSON are 400 invalid_request.
+func decodeSandbox(w http.ResponseWriter, r *http.Request, dst any) error {
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, sandboxBodyMax)); err != nil {
+		return keelpay.NewError(http.StatusRequestEntityTooLarge, keelpay.CodeRequestTooLarge, "The body is too large.")
+	}
+	if buf.Len() == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(&buf)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil || dec.More() {
+		if f, ok := strings.CutPrefix(errString(err), "json: unknown field "); ok {
+			field := strings.Trim(f, `"`)
+			return keelpay.InvalidRequest(field, "unknown_field", "The request has an unknown field; see details.field.")
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return keelpay.InvalidRequest(te.Field, "invalid_"+te.Field, te.Field+" is not valid.")
+		}
+		return keelpay.InvalidRequest("", "invalid_json", "The body must be one JSON object.")
+	}
+	return nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// faultsJSON is the body and the answer of /sandbox/webhooks/faults.
+type faultsJSON struct {
+	Duplicate          float64 `json:"duplicate"`
+	Reorder            float64 `json:"reorder"`
+	ReorderHoldSeconds float64 `json:"reorder_hold_seconds"`
+	Delay              float64 `json:"delay"`
+	DelaySeconds       float64 `json:"delay_seconds"`
+	Fail               float64 `json:"fail"`
+	Seed               int64   `json:"seed"`
+}
+
+func newFaultsJSON(f events.Faults) faultsJSON {
+	if f == (events.Faults{}) {
+		return faultsJSON{}
+	}
+	return faultsJSON{
+		Duplicate: f.Duplicate, Reorder: f.Reorder, ReorderHoldSeconds: f.ReorderHold.Seconds(),
+		Delay: f.Delay, DelaySeconds: f.DelayBy.Seconds(), Fail: f.Fail, Seed: f.Seed,
+	}
+}
+
+// faults serves GET and POST /sandbox/webhooks/faults: POST sets the
+// store's delivery faults (a body of {} or all zeros turns them off), GET
+// reads them.
+func (s *sandboxAPI) faults(w http.ResponseWriter, r *http.Request, st *keelpay.Store) {
+	if r.Method == http.MethodPost {
+		var body faultsJSON
+		if err := decodeSandbox(w, r, &body); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for _, d := range []struct {
+			name string
+			v    float64
+		}{{"reorder_hold_seconds", body.ReorderHoldSeconds}, {"delay_seconds", body.DelaySeconds}} {
+			if d.v != math.Trunc(d.v) || d.v < 0 || d.v > events.FaultWaitMax.Seconds() {
+				s.writeError(w, r, keelpay.InvalidRequest(d.name, "invalid_"+d.name, d.name+" must be from 1 to 86400."))
+				return
+			}
+		}
+		f := events.Faults{
+			Duplicate: body.Duplicate, Reorder: body.Reorder, ReorderHold: time.Duration(body.ReorderHoldSeconds) * time.Second,
+			Delay: body.Delay, DelayBy: time.Duration(body.DelaySeconds) * time.Second, Fail: body.Fail, Seed: body.Seed,
+		}
+		if f.Duplicate == 0 && f.Reorder == 0 && f.Delay == 0 && f.Fail == 0 {
+			f = events.Faults{}
+		}
+		if err := s.dispatcher.SetFaults(st.ID, f); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.log.Info("sandbox faults set", slog.String("store_id", st.ID), slog.Any("faults", newFaultsJSON(s.dispatcher.StoreFaults(st.ID))))
+	}
+	writeSandboxJSON(w, http.StatusOK, newFaultsJSON(s.dispatcher.StoreFaults(st.ID)))
+}
