@@ -24,6 +24,7 @@ import (
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -34,7 +35,7 @@ type bundle struct {
 	srv     *httptest.Server
 	clock   *keelpaytest.Clock
 	sandbox *sandbox.Sandbox
-	db      *sqlite.DB
+	db      storage.Storage
 	logs    *syncBuffer
 	// dispatcher is not running: tests drive it with RunOnce after moving
 	// the clock.
@@ -46,6 +47,10 @@ type bundle struct {
 type options struct {
 	// wrap, when set, stands between the service and the sandbox.
 	wrap func(provider.Provider) provider.Provider
+	// db, when set, is the database instead of a fresh SQLite file.
+	db storage.Storage
+	// clientAddr, when set, is httpapi.Config.ClientAddr.
+	clientAddr func(*http.Request) string
 }
 
 func setup(t *testing.T, opts ...func(*options)) *bundle {
@@ -55,9 +60,13 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 		f(&o)
 	}
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "keelpay.db")})
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := o.db
+	if db == nil {
+		sdb, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+		require.NoError(t, err)
+		t.Cleanup(func() { sdb.Close() })
+		db = sdb
+	}
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
 	var p provider.Provider = sb
@@ -75,7 +84,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 		sb.SetNotifier(pay.Notify) // a wrapper that hides the sandbox's notifier
 	}
 	ref := refunds.New(refunds.Config{Clock: clock, Logger: logger, Metrics: metrics, Notify: dispatcher.Notify, Provider: p, Storage: db})
-	h := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
+	h := httpapi.New(httpapi.Config{ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
 	mux.Handle("/", h)

@@ -39,7 +39,7 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 			FROM idempotency_keys WHERE store_id = $1 AND key = $2`, p.StoreID, p.Key,
 		).QueryRow(func(row pgx.Row) error {
 			var err error
-			rec, err = scanIdempotency(row)
+			rec, err = q.scanIdempotency(row)
 			return err
 		})
 		return mapErr(w.SendBatch(ctx, b).Close())
@@ -50,7 +50,7 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return rec, began, nil
 }
 
-func scanIdempotency(row scanner) (*storage.IdempotencyRecord, error) {
+func scanIdempotencyRaw(row scanner) (*storage.IdempotencyRecord, error) {
 	var r storage.IdempotencyRecord
 	err := row.Scan(&r.StoreID, &r.Key, &r.Fingerprint, &r.LockToken, tsDst(&r.LockedUntil),
 		&r.Status, &r.Body, tsDst(&r.CreatedAt), tsDst(&r.ExpiresAt))
@@ -67,10 +67,7 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 	if p.Status <= 0 {
 		return fmt.Errorf("postgres: idempotency complete: status %d is not a response status", p.Status)
 	}
-	body := p.Body
-	if body == nil {
-		body = []byte{}
-	}
+	body := q.db.codec.SealBody(p.StoreID, p.Key, p.Body)
 	return q.write(ctx, func(w querier) error {
 		tag, err := w.Exec(ctx, `UPDATE idempotency_keys SET status = $1, body = $2, locked_until = '-infinity'
 			WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status = 0`,
@@ -110,4 +107,18 @@ func affectedOne(tag pgconn.CommandTag, err error) error {
 		return storage.ErrNotFound
 	}
 	return nil
+}
+
+// scanIdempotency reads a record and opens its sealed body.
+func (q *queries) scanIdempotency(row scanner) (*storage.IdempotencyRecord, error) {
+	r, err := scanIdempotencyRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if r.Body != nil {
+		if r.Body, err = q.db.codec.OpenBody(r.StoreID, r.Key, r.Body); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
@@ -15,7 +16,7 @@ import (
 
 func open(t *testing.T, path string) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
+	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
@@ -32,7 +33,7 @@ func TestReopenKeepsDataAndSkipsAppliedMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "keelpay.db")
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
 	require.NoError(t, err)
 	s := storagetest.NewStoreRecord(storagetestNow())
 	require.NoError(t, db.StoreInsert(ctx, s))
