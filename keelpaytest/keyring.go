@@ -6,7 +6,7 @@ import (
 	"github.com/keelpay/keelpay/keyring"
 )
 
-var testKeyring = sync.OnceValue(func() *keyring.Keyring {
+var testKey = sync.OnceValues(func() (keyring.Key, *keyring.Keyring) {
 	k, err := keyring.Generate("test")
 	if err != nil {
 		panic(err)
@@ -15,10 +15,21 @@ var testKeyring = sync.OnceValue(func() *keyring.Keyring {
 	if err != nil {
 		panic(err)
 	}
-	return kr
+	return k, kr
 })
 
-// Keyring returns the keyring of this test process: one random key with id
-// "test", the same for every call, so that a database a test opens twice
-// opens with the keys that sealed it.
-func Keyring() *keyring.Keyring { return testKeyring() }
+// Key returns the encryption key of this test process: random, with id
+// "test", the same for every call. keyring.Format(Key()) is its text form,
+// for KEELPAY_ENCRYPTION_KEY of a server a test starts.
+func Key() keyring.Key {
+	k, _ := testKey()
+	return k
+}
+
+// Keyring returns the keyring of Key, so that a database a test opens
+// twice, or shares with servers it started, opens with the key that sealed
+// it.
+func Keyring() *keyring.Keyring {
+	_, kr := testKey()
+	return kr
+}

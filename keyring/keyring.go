@@ -115,10 +115,16 @@ func New(current Key, older ...Key) (*Keyring, error) {
 // newlines; the first is the current key. Blank lines and lines starting
 // with # are ignored.
 func Parse(text string) (*Keyring, error) {
+	var entries []string
+	for _, line := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if line = strings.TrimSpace(line); !strings.HasPrefix(line, "#") {
+			entries = append(entries, strings.Split(line, ",")...)
+		}
+	}
 	var keys []Key
-	for _, line := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+	for _, line := range entries {
 		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
+		if line == "" {
 			continue
 		}
 		id, b64, ok := strings.Cut(line, ":")
@@ -332,4 +338,15 @@ func (kr *Keyring) Only(id string) (*Keyring, error) {
 		return nil, fmt.Errorf("%w (key id %q)", ErrUnknownKey, id)
 	}
 	return &Keyring{current: id, ids: []string{id}, aeads: map[string]cipher.AEAD{id: aead}}, nil
+}
+
+// ReadOrCreateFile reads the key file at path, or creates it with one new
+// key of this id when there is none; created says which.
+func ReadOrCreateFile(path, id string) (kr *Keyring, created bool, err error) {
+	kr, err = ReadFile(path)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return kr, false, err
+	}
+	kr, err = WriteNewFile(path, id)
+	return kr, err == nil, err
 }
