@@ -36,7 +36,9 @@ type bundle struct {
 	clock   *keelpaytest.Clock
 	sandbox *sandbox.Sandbox
 	db      storage.Storage
-	logs    *syncBuffer
+	// path is the SQLite file, when the bundle made one.
+	path string
+	logs *syncBuffer
 	// dispatcher is not running: tests drive it with RunOnce after moving
 	// the clock.
 	dispatcher *events.Dispatcher
@@ -60,9 +62,10 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 		f(&o)
 	}
 	ctx := context.Background()
-	db := o.db
+	db, path := o.db, ""
 	if db == nil {
-		sdb, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+		path = filepath.Join(t.TempDir(), "keelpay.db")
+		sdb, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
 		require.NoError(t, err)
 		t.Cleanup(func() { sdb.Close() })
 		db = sdb
@@ -91,7 +94,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	srv := httptest.NewServer(mux)
 	sb.SetBaseURL(srv.URL)
 	t.Cleanup(srv.Close)
-	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, logs: logs, dispatcher: dispatcher, refunds: ref}
+	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, path: path, logs: logs, dispatcher: dispatcher, refunds: ref}
 }
 
 // response is a decoded API response.
