@@ -6,6 +6,10 @@
 // one goroutine that commits the transactions waiting for it together
 // (group commit: each keeps its own savepoint, all share one fsync); reads
 // use a separate pool and never wait behind writes.
+//
+// Secrets (webhook secrets, client secrets of card sessions and intents,
+// stored responses) are sealed with Config.Keyring on the way in and opened
+// on the way out; see docs/security.md.
 package sqlite
 
 import (
