@@ -109,6 +109,17 @@ func TestSetupGuessingIsStillThrottled(t *testing.T) {
 	requireError(t, r, http.StatusTooManyRequests, "rate_limited")
 	require.Equal(t, "50", r.Header.Get("Retry-After"))
 
+	// IPv6 addresses count per /64: a host does not get a new budget for
+	// every address of its network.
+	for i := range stores.SetupUnprovenLimitPerAddress {
+		r := b.setupFrom(t, fmt.Sprintf("2001:db8:1:2::%x", i+1), "", withSecret(setupBody(fmt.Sprintf("app_six%d", i), "https://evil.example/"), "x"))
+		requireError(t, r, http.StatusUnauthorized, "invalid_credentials")
+	}
+	r = b.setupFrom(t, "2001:db8:1:2:ffff::1", "", withSecret(setupBody("app_six_more", "https://evil.example/"), "x"))
+	requireError(t, r, http.StatusTooManyRequests, "rate_limited")
+	r = b.setupFrom(t, "2001:db8:1:3::1", "", withSecret(setupBody("app_six_more", "https://evil.example/"), "x"))
+	requireError(t, r, http.StatusUnauthorized, "invalid_credentials")
+
 	// A minute later both budgets have room again.
 	b.clock.Advance(time.Minute)
 	r = b.setupFrom(t, "198.51.100.7", "", withSecret(setupBody("app_victim", "https://evil.example/"), "z"))

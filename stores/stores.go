@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -86,8 +87,8 @@ type SetupParams struct {
 	StoreID string
 	// ClientAddr is the address the request came from (httpapi: the host
 	// of RemoteAddr, or what Config.ClientAddr says). Setups whose
-	// credentials are not yet proven are limited per address; "" counts
-	// as one address.
+	// credentials are not yet proven are limited per address (an IPv6
+	// address per /64); "" counts as one address.
 	ClientAddr string
 }
 
@@ -206,7 +207,7 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 		}
 	} else if err := s.take(ctx, now,
 		storage.RateLimit{Key: "setup:unproven:client:" + p.ClientID, Limit: SetupUnprovenLimitPerClient, Window: SetupLimitWindow},
-		storage.RateLimit{Key: "setup:unproven:addr:" + p.ClientAddr, Limit: SetupUnprovenLimitPerAddress, Window: SetupLimitWindow},
+		storage.RateLimit{Key: "setup:unproven:addr:" + addressBucket(p.ClientAddr), Limit: SetupUnprovenLimitPerAddress, Window: SetupLimitWindow},
 	); err != nil {
 		return nil, err
 	}
@@ -239,6 +240,22 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 		return s.create(ctx, p, app, now)
 	}
 	return s.change(ctx, p, app, current, now)
+}
+
+// addressBucket is the budget an address counts against: an IPv4 address
+// itself, an IPv6 address its /64 (one host usually has a whole /64, and
+// would otherwise get a new budget for every address in it), anything
+// else as it is.
+func addressBucket(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip.WithZone(""), 64).Masked().String()
 }
 
 // takeAccepted takes one accepted setup of clientID, and of the total

@@ -110,10 +110,10 @@ func (c Codec) OpenBody(storeID, key string, body []byte) ([]byte, error) {
 	return []byte(s), err
 }
 
-// Pending is a value the step at Open must (re)seal: plaintext an older
-// version wrote, or a value sealed under a key that is no longer current.
-// Reseal returns the value to write, or an error when the value was sealed
-// under a key the keyring does not have or does not open.
+// Reseal returns what the step at Open writes for a value it must (re)seal:
+// plaintext an older version wrote, or a value sealed under a key that is
+// no longer current. It fails when the value was sealed under a key the
+// keyring does not have or that does not open it.
 func (c Codec) Reseal(col Column, v string, keys ...string) (string, error) {
 	if keyring.IsSealed(v) {
 		plain, err := c.Open(col, v, keys...)
