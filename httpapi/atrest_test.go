@@ -17,6 +17,7 @@ import (
 
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
+	"github.com/keelpay/keelpay/webhooks/webhookstest"
 )
 
 // secrets are the values a tour handed out that must never be at rest in
@@ -37,16 +38,17 @@ func tour(t *testing.T, b *bundle) secrets {
 		found[fmt.Sprintf("%s %d", what, len(found))] = v
 	}
 
-	rec := b.do(t, req{method: "POST", path: "/v1/setup", body: setupBody(clientID, "https://store.example/hooks")})
-	require.Equal(t, http.StatusCreated, rec.Status, "%s", rec.Raw)
-	sk, pk := rec.str("secret_key"), rec.str("publishable_key")
+	hooks := webhookstest.NewRecorder(t, "")
+	first := b.do(t, req{method: "POST", path: "/v1/setup", body: setupBody(clientID, hooks.URL()+"/hooks")})
+	require.Equal(t, http.StatusCreated, first.Status, "%s", first.Raw)
+	sk, pk := first.str("secret_key"), first.str("publishable_key")
 	add("secret key", sk)
-	add("webhook secret", rec.str("webhook_secret"))
-	s := shop{id: rec.str("id"), sk: sk, pk: pk, currency: rec.str("currency")}
+	add("webhook secret", first.str("webhook_secret"))
+	s := shop{id: first.str("id"), sk: sk, pk: pk, currency: first.str("currency")}
 
 	// A rotation of both secrets with an Idempotency-Key: its response,
 	// with the new ones, is kept for replays.
-	rot := setupBody(clientID, "https://store.example/hooks2")
+	rot := setupBody(clientID, hooks.URL()+"/hooks2")
 	rot["rotate_secret_key"], rot["rotate_webhook_secret"] = true, true
 	r := b.keyed(t, sk, "rotate-1", rot)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
@@ -55,6 +57,7 @@ func tour(t *testing.T, b *bundle) secrets {
 	add("secret key", sk)
 	add("webhook secret", r.str("webhook_secret"))
 	require.Equal(t, http.StatusOK, b.keyed(t, s.sk, "rotate-1", rot).Status, "replayed")
+	require.NoError(t, hooks.SetSecrets(r.str("webhook_secret")))
 
 	r = b.do(t, req{method: "POST", path: "/v1/webhooks/test", key: sk, header: map[string]string{"Idempotency-Key": "hook-1"}})
 	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
@@ -100,6 +103,15 @@ func tour(t *testing.T, b *bundle) secrets {
 		header: map[string]string{"Idempotency-Key": "refund-1"}})
 	require.Equal(t, http.StatusCreated, refund.Status, "%s", refund.Raw)
 	require.Equal(t, http.StatusOK, b.do(t, req{method: "GET", path: "/v1/refunds/" + refund.str("id"), key: sk}).Status)
+
+	// The deliveries are signed with the webhook secret itself, opened
+	// from its sealed form: the receiver verifies every one.
+	require.Positive(t, b.runDispatcher(t, b.dispatcher))
+	delivered := hooks.Deliveries()
+	require.NotEmpty(t, delivered)
+	for _, d := range delivered {
+		require.NoError(t, d.Err, "signature of a delivery")
+	}
 	return found
 }
 
