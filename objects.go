@@ -6,18 +6,22 @@ import (
 )
 
 // Store is a store set up with its application at the payment provider.
-// The secret key is kept only as its SHA-256 hash; the webhook secret is kept
+// The secret key is kept only as its SHA-256 hash and the application's
+// client secret only as a salted hash (nothing but setup compares it, and
+// no provider call needs it); the webhook secret is kept, sealed at rest,
 // so that deliveries can be signed.
 type Store struct {
-	ID             string
-	ClientID       string
-	ClientSecret   string // the application's secret at the provider, used for provider calls
-	MerchantID     string
-	Currency       string // ISO 4217, upper case; the merchant's currency at the provider
-	PublishableKey string
-	SecretKeyHash  []byte
-	WebhookURL     string
-	WebhookSecret  string
+	ID       string
+	ClientID string
+	// ClientSecretHash is keyring.HashSecret of the application's client
+	// secret at the provider.
+	ClientSecretHash string
+	MerchantID       string
+	Currency         string // ISO 4217, upper case; the merchant's currency at the provider
+	PublishableKey   string
+	SecretKeyHash    []byte
+	WebhookURL       string
+	WebhookSecret    string
 	// Version increases with every change; a setup that read an older
 	// version loses to the one that changed it (409 setup_conflict).
 	Version   int64

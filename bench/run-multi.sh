@@ -33,6 +33,9 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/refserver" ./cmd/refserver
+# Every server on one database needs the same encryption key.
+KEELPAY_ENCRYPTION_KEY=$("$work/refserver" -new-key)
+export KEELPAY_ENCRYPTION_KEY
 go build -o "$work/receiver" ./bench/receiver
 # listening FILE: the URL a process we started printed on stdout (every
 # process listens on a port of its own choosing, so that nothing else on the

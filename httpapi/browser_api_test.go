@@ -46,9 +46,13 @@ func TestBrowserReadsItsIntentWithTheClientSecret(t *testing.T) {
 	require.Equal(t, "succeeded", got.str("status"), "%s", got.Raw)
 	require.Equal(t, "4242", got.Body["payment_method"].(map[string]any)["last4"])
 
-	// Without the right client_secret the intent does not exist.
+	// Without a client_secret the publishable key is no key for this call.
+	for _, query := range []string{"", "?client_secret="} {
+		requireError(t, b.do(t, req{method: "GET", path: path + query, key: s.pk}), http.StatusUnauthorized, "invalid_api_key")
+	}
+	// With a wrong one the intent does not exist.
 	wrong := secret[:len(secret)-1] + map[bool]string{true: "A", false: "B"}[secret[len(secret)-1] != 'A']
-	for _, query := range []string{"", "?client_secret=", "?client_secret=" + wrong, "?client_secret=" + url.QueryEscape(secret) + "x"} {
+	for _, query := range []string{"?client_secret=" + wrong, "?client_secret=" + url.QueryEscape(secret) + "x"} {
 		requireError(t, b.do(t, req{method: "GET", path: path + query, key: s.pk}), http.StatusNotFound, "payment_intent_not_found")
 	}
 	// Nor with another store's key, nor under another id.

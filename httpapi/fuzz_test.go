@@ -40,7 +40,7 @@ func FuzzSetupRequest(f *testing.F) {
 	f.Add(`{}`, "text/plain")
 	f.Add(`{}`, "application/json; charset=utf-8")
 
-	db, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(f.TempDir(), "fuzz.db")})
+	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(f.TempDir(), "fuzz.db")})
 	if err != nil {
 		f.Fatal(err)
 	}

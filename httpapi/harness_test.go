@@ -35,8 +35,10 @@ type bundle struct {
 	srv     *httptest.Server
 	clock   *keelpaytest.Clock
 	sandbox *sandbox.Sandbox
-	db      *sqlite.DB
-	logs    *syncBuffer
+	db      storage.Storage
+	// path is the SQLite file, when the bundle made one.
+	path string
+	logs *syncBuffer
 	// dispatcher is not running: tests drive it with RunOnce after moving
 	// the clock.
 	dispatcher *events.Dispatcher
@@ -52,6 +54,10 @@ type options struct {
 	wrapStorage func(storage.Storage) storage.Storage
 	// wrapHandler, when set, stands between the HTTP server and httpapi.
 	wrapHandler func(http.Handler) http.Handler
+	// db, when set, is the database instead of a fresh SQLite file.
+	db storage.Storage
+	// clientAddr, when set, is httpapi.Config.ClientAddr.
+	clientAddr func(*http.Request) string
 }
 
 func setup(t *testing.T, opts ...func(*options)) *bundle {
@@ -61,9 +67,14 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 		f(&o)
 	}
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "keelpay.db")})
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db, path := o.db, ""
+	if db == nil {
+		path = filepath.Join(t.TempDir(), "keelpay.db")
+		sdb, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
+		require.NoError(t, err)
+		t.Cleanup(func() { sdb.Close() })
+		db = sdb
+	}
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
 	var p provider.Provider = sb
@@ -85,7 +96,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)
 	}
-	var h http.Handler = httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st})
+	var h http.Handler = httpapi.New(httpapi.Config{ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st})
 	if o.wrapHandler != nil {
 		h = o.wrapHandler(h)
 	}
@@ -95,7 +106,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	srv := httptest.NewServer(mux)
 	sb.SetBaseURL(srv.URL)
 	t.Cleanup(srv.Close)
-	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, logs: logs, dispatcher: dispatcher, refunds: ref}
+	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, path: path, logs: logs, dispatcher: dispatcher, refunds: ref}
 }
 
 // response is a decoded API response.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,6 +22,13 @@ import (
 
 // Config configures the handler. Fields are in alphabetical order.
 type Config struct {
+	// ClientAddr returns the address a request came from, which limits
+	// setups whose credentials are not yet proven per address. Default:
+	// the host of r.RemoteAddr. Behind a reverse proxy every request
+	// comes from the proxy: give a function that reads the address the
+	// proxy sets (X-Forwarded-For, Forwarded), trusting only what your own
+	// proxy wrote. See docs/security.md.
+	ClientAddr func(r *http.Request) string
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
 	// Events sends webhook tests and reads events. Required for their
@@ -55,6 +63,9 @@ type api struct {
 // New returns the keelpay API as an http.Handler, to serve as it is or to
 // mount in another mux.
 func New(cfg Config) http.Handler {
+	if cfg.ClientAddr == nil {
+		cfg.ClientAddr = RemoteHost
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = keelpay.SystemClock{}
 	}
@@ -251,6 +262,15 @@ func bearer(r *http.Request) (string, bool) {
 		return "", true
 	}
 	return strings.TrimSpace(token), true
+}
+
+// RemoteHost is the default Config.ClientAddr: the host part of
+// r.RemoteAddr.
+func RemoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 func (a *api) healthz(w http.ResponseWriter, _ *http.Request, _ caller) {

@@ -35,7 +35,7 @@ type fuzzPayments struct {
 func newFuzzPayments(f *testing.F) *fuzzPayments {
 	f.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(f.TempDir(), "fuzz.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(f.TempDir(), "fuzz.db")})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/stores"
 )
 
 // The handlers of card sessions, cards and payment intents. Objects are
@@ -146,8 +147,10 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 
 // getIntent reads an intent. The browser (publishable key) reads it with
 // its client_secret as the one query parameter, and sees it without
-// personal data; a wrong or missing client_secret is the same 404 as an
-// intent that does not exist. The secret key takes no query parameters.
+// personal data; a wrong client_secret is the same 404 as an intent that
+// does not exist. Without a client_secret a publishable key is not a key
+// for this call: 401 invalid_api_key, as for any other call made without
+// a valid secret key. The secret key takes no query parameters.
 func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	var allowed []string
 	if c.publishable {
@@ -156,6 +159,10 @@ func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	q, err := parseQuery(r.URL.RawQuery, allowed...)
 	if err != nil {
 		a.writeError(w, r, err)
+		return
+	}
+	if c.publishable && q["client_secret"] == "" {
+		a.writeError(w, r, stores.ErrInvalidAPIKey())
 		return
 	}
 	pi, err := a.cfg.Payments.GetIntent(r.Context(), c.store, r.PathValue("id"))

@@ -43,6 +43,7 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 	if c.store != nil {
 		p.StoreID = c.store.ID
 	}
+	p.ClientAddr = a.cfg.ClientAddr(r)
 	res, err := a.cfg.Stores.Setup(r.Context(), p)
 	if err != nil {
 		a.writeError(w, r, err)

@@ -1,5 +1,6 @@
 // Package keelpaytest has helpers for testing code built on keelpay: a manual
-// clock that only moves when told to.
+// clock that only moves when told to, and a keyring for the storage
+// adapters.
 package keelpaytest
 
 import (

@@ -22,7 +22,7 @@ func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "keelpay-example")
 	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(dir, "keelpay.db")})
 	if err != nil {
 		panic(err)
 	}

@@ -65,8 +65,8 @@ type PaymentQueries interface {
 	// attempt has this id, or ErrNotFound. It serves the provider's
 	// notifications, which name only the merchant and the attempt.
 	PaymentIntentGetByAttempt(ctx context.Context, attemptID string) (*keelpay.PaymentIntent, error)
-	// PaymentIntentUpdate writes pi (every field but ID, StoreID and
-	// CreatedAt) when the stored version is still expectedVersion, and
+	// PaymentIntentUpdate writes pi (every field but ID, StoreID,
+	// CreatedAt and ClientSecret, which never change) when the stored version is still expectedVersion, and
 	// sets pi.Version to expectedVersion+1. ErrConflict when the version
 	// moved, ErrNotFound when the store has no such intent. The version
 	// check is what lets only one of several concurrent confirms record an

@@ -21,4 +21,9 @@ type RateLimitQueries interface {
 	// records nothing and returns how long until that limit has room again
 	// (the longest such wait).
 	RateLimitTake(ctx context.Context, now time.Time, limits ...RateLimit) (retryAfter time.Duration, err error)
+	// RateLimitDeleteExpired deletes up to limit hits, of any key, that
+	// have left their window by now (at + Window <= now), and returns how
+	// many it deleted. Hits of keys that never come back are only ever
+	// removed by it.
+	RateLimitDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error)
 }

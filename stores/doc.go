@@ -12,4 +12,11 @@
 // store at the same time cannot both win: each reads the store's version
 // before it asks the provider, and only the first to write it succeeds; the
 // other gets 409 setup_conflict and may repeat at once.
+//
+// The application's client secret is kept only as a salted hash: a store's
+// owner who presents it again is recognised before any rate limit that
+// others can fill, as is one who presents the store's secret key. Setups
+// whose credentials are not yet proven have budgets of their own, per
+// client id and per client address (see the Setup... limits and
+// docs/security.md).
 package stores

@@ -10,23 +10,42 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Limits of setup (spec 7.2).
+// Limits of setup. Setups whose credentials were accepted (by the
+// provider, or by the stored hash of the store's client secret) count
+// against SetupLimitPerClient per client id and SetupLimitTotal in total;
+// a setup authenticated by the store's secret key only against the first,
+// which no one else can fill. Setups whose credentials are not yet proven
+// (a first setup, or a client secret the store does not know) count,
+// before the provider is asked, against budgets of their own:
+// SetupUnprovenLimitPerClient per client id and
+// SetupUnprovenLimitPerAddress per client address. So a flood of bad
+// credentials cannot lock an owner out, and credentials still cannot be
+// guessed at speed. docs/security.md explains the design.
 const (
-	SetupLimitPerClient = 5
-	SetupLimitTotal     = 60
-	SetupLimitWindow    = time.Minute
+	SetupLimitPerClient          = 5
+	SetupLimitTotal              = 60
+	SetupUnprovenLimitPerClient  = 5
+	SetupUnprovenLimitPerAddress = 60
+	SetupLimitWindow             = time.Minute
 	// UnavailableRetryAfter is the Retry-After of 503
-	// provider_api_unavailable on setup (spec 8).
+	// provider_api_unavailable on setup.
 	UnavailableRetryAfter = 30 * time.Second
 )
+
+// rateLimitSweepLimit is the most expired rate-limit hits one setup
+// deletes: every setup, on every process, sweeps a little, so hits of
+// keys that never come back do not pile up.
+const rateLimitSweepLimit = 100
 
 // Config configures a Service.
 type Config struct {
@@ -66,6 +85,11 @@ type SetupParams struct {
 	// the request had none: then setup acts on the store bound to
 	// ClientID, creating it the first time.
 	StoreID string
+	// ClientAddr is the address the request came from (httpapi: the host
+	// of RemoteAddr, or what Config.ClientAddr says). Setups whose
+	// credentials are not yet proven are limited per address (an IPv6
+	// address per /64); "" counts as one address.
+	ClientAddr string
 }
 
 // Validate checks the fields in the decided order and reports the first
@@ -149,20 +173,14 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 		return nil, err
 	}
 	now := s.cfg.Clock.Now().Truncate(time.Microsecond)
-	wait, err := s.cfg.Storage.RateLimitTake(ctx, now,
-		storage.RateLimit{Key: "setup:client:" + p.ClientID, Limit: SetupLimitPerClient, Window: SetupLimitWindow},
-		storage.RateLimit{Key: "setup:total", Limit: SetupLimitTotal, Window: SetupLimitWindow})
-	if err != nil {
-		return nil, fmt.Errorf("setup rate limit: %w", err)
-	}
-	if wait > 0 {
-		return nil, keelpay.NewError(http.StatusTooManyRequests, keelpay.CodeRateLimited,
-			"Too many setup requests; retry after the time in Retry-After.").WithRetryAfter(wait)
+	if _, err := s.cfg.Storage.RateLimitDeleteExpired(ctx, now, rateLimitSweepLimit); err != nil {
+		return nil, fmt.Errorf("setup: sweep rate limits: %w", err)
 	}
 
 	// Read the store (and its version) before asking the provider: a setup
 	// that commits in between makes this one lose with setup_conflict.
 	var current *keelpay.Store
+	var err error
 	if p.StoreID != "" {
 		current, err = s.cfg.Storage.StoreGetByID(ctx, p.StoreID)
 	} else {
@@ -176,11 +194,35 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 		return nil, fmt.Errorf("setup: authenticated store %s not found", p.StoreID)
 	}
 
+	// Who is asking decides which budget the request takes from. The
+	// store's secret key, or the client secret the store was set up with
+	// (its salted hash matches), proves the owner before any budget of
+	// others applies.
+	secretKey := p.StoreID != ""
+	knownSecret := current != nil && current.ClientID == p.ClientID &&
+		keyring.SecretMatches(current.ClientSecretHash, p.ClientSecret)
+	if secretKey || knownSecret {
+		if err := s.takeAccepted(ctx, now, p.ClientID, !secretKey); err != nil {
+			return nil, err
+		}
+	} else if err := s.take(ctx, now,
+		storage.RateLimit{Key: "setup:unproven:client:" + p.ClientID, Limit: SetupUnprovenLimitPerClient, Window: SetupLimitWindow},
+		storage.RateLimit{Key: "setup:unproven:addr:" + addressBucket(p.ClientAddr), Limit: SetupUnprovenLimitPerAddress, Window: SetupLimitWindow},
+	); err != nil {
+		return nil, err
+	}
+
 	// The provider checks the credentials before anything about the store
 	// is revealed (store_already_enabled carries the store's id).
 	app, err := s.cfg.Provider.CheckApplication(ctx, provider.Credentials{ClientID: p.ClientID, ClientSecret: p.ClientSecret})
 	if err != nil {
 		return nil, setupProviderError(err)
+	}
+	if !secretKey && !knownSecret {
+		// Accepted by the provider: now it counts as an accepted setup.
+		if err := s.takeAccepted(ctx, now, p.ClientID, true); err != nil {
+			return nil, err
+		}
 	}
 
 	if p.StoreID != "" && current.ClientID != p.ClientID {
@@ -200,21 +242,60 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 	return s.change(ctx, p, app, current, now)
 }
 
+// addressBucket is the budget an address counts against: an IPv4 address
+// itself, an IPv6 address its /64 (one host usually has a whole /64, and
+// would otherwise get a new budget for every address in it), anything
+// else as it is.
+func addressBucket(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip.WithZone(""), 64).Masked().String()
+}
+
+// takeAccepted takes one accepted setup of clientID, and of the total
+// unless the request was authenticated by the store's secret key.
+func (s *Service) takeAccepted(ctx context.Context, now time.Time, clientID string, total bool) error {
+	limits := []storage.RateLimit{{Key: "setup:client:" + clientID, Limit: SetupLimitPerClient, Window: SetupLimitWindow}}
+	if total {
+		limits = append(limits, storage.RateLimit{Key: "setup:total", Limit: SetupLimitTotal, Window: SetupLimitWindow})
+	}
+	return s.take(ctx, now, limits...)
+}
+
+// take takes a hit of every limit, or returns 429 rate_limited.
+func (s *Service) take(ctx context.Context, now time.Time, limits ...storage.RateLimit) error {
+	wait, err := s.cfg.Storage.RateLimitTake(ctx, now, limits...)
+	if err != nil {
+		return fmt.Errorf("setup rate limit: %w", err)
+	}
+	if wait > 0 {
+		return keelpay.NewError(http.StatusTooManyRequests, keelpay.CodeRateLimited,
+			"Too many setup requests; retry after the time in Retry-After.").WithRetryAfter(wait)
+	}
+	return nil
+}
+
 func (s *Service) create(ctx context.Context, p SetupParams, app *provider.Application, now time.Time) (*SetupResult, error) {
 	secretKey := keelpay.NewID(keelpay.PrefixSecretKey)
 	st := &keelpay.Store{
-		ID:             keelpay.NewID(keelpay.PrefixStore),
-		ClientID:       p.ClientID,
-		ClientSecret:   p.ClientSecret,
-		MerchantID:     app.MerchantID,
-		Currency:       app.Currency,
-		PublishableKey: keelpay.NewID(keelpay.PrefixPublishableKey),
-		SecretKeyHash:  HashSecretKey(secretKey),
-		WebhookURL:     p.WebhookURL,
-		WebhookSecret:  NewWebhookSecret(),
-		Version:        1,
-		CreatedAt:      now,
-		UpdatedAt:      now,
+		ID:               keelpay.NewID(keelpay.PrefixStore),
+		ClientID:         p.ClientID,
+		ClientSecretHash: keyring.HashSecret(p.ClientSecret),
+		MerchantID:       app.MerchantID,
+		Currency:         app.Currency,
+		PublishableKey:   keelpay.NewID(keelpay.PrefixPublishableKey),
+		SecretKeyHash:    HashSecretKey(secretKey),
+		WebhookURL:       p.WebhookURL,
+		WebhookSecret:    NewWebhookSecret(),
+		Version:          1,
+		CreatedAt:        now,
+		UpdatedAt:        now,
 	}
 	if err := s.cfg.Storage.StoreInsert(ctx, st); err != nil {
 		if errors.Is(err, storage.ErrDuplicate) {
@@ -228,7 +309,10 @@ func (s *Service) create(ctx context.Context, p SetupParams, app *provider.Appli
 
 func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Application, current *keelpay.Store, now time.Time) (*SetupResult, error) {
 	next := *current
-	next.ClientID, next.ClientSecret = p.ClientID, p.ClientSecret
+	next.ClientID = p.ClientID
+	if !keyring.SecretMatches(current.ClientSecretHash, p.ClientSecret) {
+		next.ClientSecretHash = keyring.HashSecret(p.ClientSecret)
+	}
 	next.MerchantID, next.Currency = app.MerchantID, app.Currency
 	next.WebhookURL = p.WebhookURL
 	res := &SetupResult{Store: &next}
@@ -259,7 +343,7 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 // sameConfig reports whether two store records configure the same thing,
 // ignoring bookkeeping and the secret key hash (compared as bytes).
 func sameConfig(a, b *keelpay.Store) bool {
-	return a.ClientID == b.ClientID && a.ClientSecret == b.ClientSecret &&
+	return a.ClientID == b.ClientID && a.ClientSecretHash == b.ClientSecretHash &&
 		a.MerchantID == b.MerchantID && a.Currency == b.Currency &&
 		a.WebhookURL == b.WebhookURL && a.WebhookSecret == b.WebhookSecret &&
 		subtle.ConstantTimeCompare(a.SecretKeyHash, b.SecretKeyHash) == 1

@@ -22,6 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
@@ -112,7 +114,7 @@ func newNode(t *testing.T, name, dir string, args ...string) *node {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	n := &node{name: name, dir: dir, args: append([]string{"-addr", addr}, args...), url: "http://" + addr}
-	n.cur = start(t, dir, nil, n.args...)
+	n.cur = start(t, dir, crashKey, n.args...)
 	require.Equal(t, n.url, n.cur.url)
 	n.ready = make(chan struct{})
 	close(n.ready)
@@ -137,7 +139,7 @@ func (n *node) crash(t *testing.T) {
 	n.mu.Unlock()
 	require.NoError(t, cur.cmd.Process.Kill())
 	require.Error(t, cur.cmd.Wait(), "%s was killed", n.name)
-	next := start(t, n.dir, nil, n.args...)
+	next := start(t, n.dir, crashKey, n.args...)
 	require.Equal(t, n.url, next.url)
 	n.mu.Lock()
 	n.cur = next
@@ -216,6 +218,10 @@ var crashCards = []string{
 	sandbox.CardOutcomeUnknown, sandbox.CardDeclined, sandbox.CardRefundOutcomeUnknown,
 	sandbox.CardOutcomeUnknownDeclined, sandbox.CardVisa,
 }
+
+// crashKey is the encryption key of every server of a crash test, and of
+// the test's own look at the database afterwards.
+var crashKey = []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keelpaytest.Key())}
 
 func newCrash(t *testing.T, dsn string, nodes, victims []*node) *crash {
 	t.Helper()
@@ -396,7 +402,7 @@ func (c *crash) run(t *testing.T, kills int) {
 	// 48 hours on: every unknown outcome resolves, every challenge
 	// expires, every delivery is due.
 	c.advance(t, 48*3600)
-	db, err := openStorage(ctx, c.dsn)
+	db, err := openStorage(ctx, c.dsn, keelpaytest.Keyring())
 	require.NoError(t, err)
 	defer db.Close()
 	var events []map[string]any

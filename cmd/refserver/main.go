@@ -9,11 +9,20 @@
 //
 //	-addr         KEELPAY_ADDR         listen address (default 127.0.0.1:8080)
 //	-db           KEELPAY_DB           SQLite file path, or a postgres:// URL (default ./keelpay.db)
+//	-key-file     KEELPAY_KEY_FILE     file of encryption keys (default for SQLite: <db>.key, created if missing)
 //	-log-format   KEELPAY_LOG_FORMAT   text or json (default text)
 //	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
 //	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
 //	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,
 //	                                   ./keelpay.sandbox.db); not used with -sandbox-url
+//	-new-key                           print a new encryption key and exit
+//
+// Secrets in the database are sealed with the keys of KEELPAY_ENCRYPTION_KEY
+// (id:base64key, comma-separated, the current one first) or of the key
+// file. With neither, a SQLite database gets a key file beside it
+// (keelpay.db.key, mode 0600), created on first start and logged once; back
+// it up, apart from the database. A PostgreSQL database needs a key given:
+// docs/security.md explains keys and their rotation.
 //
 // It logs to stderr, is ready when GET /healthz answers 200, and shuts down
 // gracefully on SIGINT or SIGTERM.
@@ -21,7 +30,7 @@
 // # Several processes on one PostgreSQL database
 //
 // Any number of reference servers can share one PostgreSQL database (give
-// each the same -db URL; add search_path=<schema> to its query to use a
+// each the same -db URL and the same encryption key; add search_path=<schema> to its query to use a
 // schema other than public). They must also share one payment provider, as
 // they would a real one. One process, started without -sandbox-url, owns
 // the sandbox: it serves the 3D Secure pages at /sandbox/3ds/ and the

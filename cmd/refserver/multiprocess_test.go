@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider/httpprovider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
@@ -166,8 +168,11 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	t.Parallel()
 	schema := postgrestest.NewSchema(t)
 	dsn := dsnIn(t, postgrestest.DSN(t), schema)
-	owner := start(t, t.TempDir(), nil, "-addr", "127.0.0.1:0", "-db", dsn)
-	a := start(t, t.TempDir(), nil, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.url)
+	// Every server on the database has the same encryption key, and so
+	// does the test's own connection (postgrestest.Open).
+	key := []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keelpaytest.Key())}
+	owner := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn)
+	a := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.url)
 	// b reaches the sandbox through a proxy that, once told to, passes
 	// b's charges on to the owner (which makes them) and keeps the answers
 	// back: b is killed while it waits for one, with the attempt recorded
@@ -188,7 +193,7 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 		<-r.Context().Done() // b is gone
 	}))
 	t.Cleanup(proxy.Close)
-	b := start(t, t.TempDir(), nil, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", proxy.URL)
+	b := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", proxy.URL)
 	db := postgrestest.Open(t, schema)
 	ctx := t.Context()
 

@@ -21,6 +21,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/httpprovider"
@@ -36,7 +37,9 @@ import (
 type config struct {
 	addr       string
 	db         string
+	keyFile    string
 	logFormat  string
+	newKey     bool
 	sandboxURL string
 	sandboxDB  string
 }
@@ -47,6 +50,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var c config
 	fs.StringVar(&c.addr, "addr", envOr(getenv, "KEELPAY_ADDR", "127.0.0.1:8080"), "listen address (env KEELPAY_ADDR)")
 	fs.StringVar(&c.db, "db", envOr(getenv, "KEELPAY_DB", "keelpay.db"), "SQLite file path or postgres:// URL (env KEELPAY_DB)")
+	fs.StringVar(&c.keyFile, "key-file", getenv("KEELPAY_KEY_FILE"),
+		"file with the encryption keys (id:base64key, the current one first) (env KEELPAY_KEY_FILE); default for SQLite: the database path + .key, created if missing")
+	fs.BoolVar(&c.newKey, "new-key", false, "print a new random encryption key (id:base64key) and exit")
 	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
 	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
@@ -107,11 +113,47 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 
 // openStorage opens a PostgreSQL database for a postgres:// or
 // postgresql:// URL, and a SQLite file for anything else.
-func openStorage(ctx context.Context, dsn string) (storage.Storage, error) {
+func openStorage(ctx context.Context, dsn string, kr *keyring.Keyring) (storage.Storage, error) {
 	if isPostgres(dsn) {
-		return postgres.Open(ctx, postgres.Config{DSN: dsn})
+		return postgres.Open(ctx, postgres.Config{DSN: dsn, Keyring: kr})
 	}
-	return sqlite.Open(ctx, sqlite.Config{Path: dsn})
+	return sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: dsn})
+}
+
+// keyFileSuffix names the key file the reference server creates beside a
+// SQLite database: keelpay.db -> keelpay.db.key.
+const keyFileSuffix = ".key"
+
+// loadKeyring finds the encryption keys: KEELPAY_ENCRYPTION_KEY, else the
+// key file of -key-file, else (SQLite only) the key file beside the
+// database, which is created when missing. A PostgreSQL database is shared
+// by several processes that must all have the same keys, so for it a key
+// must be given: one process making up its own would lock the others out.
+// created is the path of a key file made now.
+func loadKeyring(cfg config, getenv func(string) string) (kr *keyring.Keyring, created string, err error) {
+	env := getenv("KEELPAY_ENCRYPTION_KEY")
+	switch {
+	case env != "" && cfg.keyFile != "":
+		return nil, "", errors.New("give the encryption keys either in KEELPAY_ENCRYPTION_KEY or in a key file (-key-file, KEELPAY_KEY_FILE), not both")
+	case env != "":
+		kr, err := keyring.Parse(env)
+		if err != nil {
+			return nil, "", fmt.Errorf("KEELPAY_ENCRYPTION_KEY: %w", err)
+		}
+		return kr, "", nil
+	case cfg.keyFile != "":
+		kr, err := keyring.ReadFile(cfg.keyFile)
+		return kr, "", err
+	case isPostgres(cfg.db):
+		return nil, "", errors.New("a PostgreSQL database needs an encryption key, the same for every process on it: " +
+			"set KEELPAY_ENCRYPTION_KEY or -key-file (refserver -new-key prints a new key; see docs/security.md)")
+	}
+	path := cfg.db + keyFileSuffix
+	kr, made, err := keyring.ReadOrCreateFile(path, "k1")
+	if made {
+		created = path
+	}
+	return kr, created, err
 }
 
 // run serves until ctx is done, then shuts down gracefully.
@@ -119,6 +161,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.newKey {
+		k, err := keyring.Generate("k" + time.Now().UTC().Format("20060102"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, keyring.Format(k))
+		return nil
 	}
 	log := newLogger(cfg.logFormat, stderr)
 	// Sandbox mode: the service's clock can be moved forward with POST
@@ -140,7 +190,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		prov = remote
 	}
 
-	db, err := openStorage(ctx, cfg.db)
+	kr, createdKeyFile, err := loadKeyring(cfg, getenv)
+	if err != nil {
+		return fmt.Errorf("encryption key: %w", err)
+	}
+	if createdKeyFile != "" {
+		log.Warn("created a new encryption key file beside the database: back it up with the database, and keep it apart from copies of the database; without it the stored secrets cannot be read",
+			slog.String("key_file", createdKeyFile))
+	}
+	db, err := openStorage(ctx, cfg.db, kr)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -210,14 +268,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	})
 	workers.Go(func() { pay.Run(workCtx, payments.RunEveryDefault) })
 	workers.Go(func() { ref.Run(workCtx, payments.RunEveryDefault) })
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpapi.NewServer(mux, log)
 
 	sandboxAt := "its own sandbox in " + cfg.sandboxDB + ", served at " + baseURL + "/sandbox/provider/"
 	if sb == nil {

@@ -34,12 +34,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/keelpay/keelpay/httpapi"
 )
 
 func main() {
@@ -88,7 +89,7 @@ func run(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+	srv := httpapi.NewServer(s, log)
 	log.Info("checkout listening", "url", *origin, "keelpay", s.api.base, "store", s.keys.ID)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

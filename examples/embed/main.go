@@ -3,9 +3,15 @@
 // its background work (webhook dispatcher, payment and refund reconcilers,
 // expiry) started with the server's context and stopped with it.
 //
-//	go run ./examples/embed -addr 127.0.0.1:8090
+//	go run ./examples/embed -addr 127.0.0.1:8090 -insecure-webhooks
 //	curl -s -X POST http://127.0.0.1:8090/payments/v1/setup -H 'Content-Type: application/json' \
 //	  -d '{"client_id":"app_embed","client_secret":"secret_embed","webhook_url":"http://127.0.0.1:9000/webhooks"}'
+//
+// Secrets kept in the database are sealed with the keys of
+// KEELPAY_ENCRYPTION_KEY or, without it, of a key file beside the database
+// (embed.db.key), created on first start: see docs/security.md. Webhook
+// URLs must be public https URLs, as in production; -insecure-webhooks
+// allows http and local hosts for trying it out on one machine.
 //
 // Swap the sandbox for your provider's adapter (a provider.Provider) and
 // SQLite for storage/postgres to run it for real.
@@ -28,6 +34,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/refunds"
@@ -38,17 +45,42 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8090", "listen address")
 	dbPath := flag.String("db", "embed.db", "SQLite file")
+	insecure := flag.Bool("insecure-webhooks", false, "allow http and local webhook URLs (trying it out, never in production)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr, *dbPath); err != nil {
+	if err := run(ctx, options{addr: *addr, dbPath: *dbPath, insecureWebhooks: *insecure}); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, addr, dbPath string) error {
+type options struct {
+	addr             string
+	dbPath           string
+	insecureWebhooks bool
+}
+
+// openKeyring reads the keys of KEELPAY_ENCRYPTION_KEY, else those of the
+// key file beside the database, which it creates the first time.
+func openKeyring(dbPath string, logger *slog.Logger) (*keyring.Keyring, error) {
+	if env := os.Getenv("KEELPAY_ENCRYPTION_KEY"); env != "" {
+		return keyring.Parse(env)
+	}
+	kr, created, err := keyring.ReadOrCreateFile(dbPath+".key", "k1")
+	if created {
+		logger.Warn("created a new encryption key file beside the database: back it up with the database", slog.String("key_file", dbPath+".key"))
+	}
+	return kr, err
+}
+
+func run(ctx context.Context, o options) error {
+	addr, dbPath := o.addr, o.dbPath
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: dbPath})
+	kr, err := openKeyring(dbPath, logger)
+	if err != nil {
+		return err
+	}
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: dbPath})
 	if err != nil {
 		return err
 	}
@@ -58,7 +90,7 @@ func run(ctx context.Context, addr, dbPath string) error {
 	metrics := prometheus.NewRegistry()
 	prov := sandbox.New(sandbox.Config{BaseURL: "http://" + addr + "/payments", Clock: clock})
 
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
+	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: o.insecureWebhooks, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
 	pay := payments.New(payments.Config{Clock: clock, Logger: logger, Metrics: metrics, Provider: prov, Storage: db})
 	ref := refunds.New(refunds.Config{Clock: clock, Logger: logger, Metrics: metrics, Notify: dispatcher.Notify, Provider: prov, Storage: db})
 	api := httpapi.New(httpapi.Config{
@@ -69,7 +101,7 @@ func run(ctx context.Context, addr, dbPath string) error {
 		Payments: pay,
 		Refunds:  ref,
 		Storage:  db,
-		Stores:   stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: prov, Storage: db}),
+		Stores:   stores.New(stores.Config{AllowInsecureWebhooks: o.insecureWebhooks, Clock: clock, Provider: prov, Storage: db}),
 	})
 
 	mux := http.NewServeMux()
@@ -86,7 +118,8 @@ func run(ctx context.Context, addr, dbPath string) error {
 	workers.Go(func() { pay.Run(workCtx, payments.RunEveryDefault) })
 	workers.Go(func() { ref.Run(workCtx, payments.RunEveryDefault) })
 
-	srv := &http.Server{Addr: addr, Handler: mux}
+	srv := httpapi.NewServer(mux, logger)
+	srv.Addr = addr
 	go func() {
 		<-ctx.Done()
 		_ = srv.Shutdown(context.WithoutCancel(ctx))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,17 +14,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestEmbeddedUnderAPrefix(t *testing.T) {
+// serve runs the example until the test ends and returns its base URL.
+func serve(t *testing.T, o options) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	addr := ln.Addr().String()
+	o.addr = ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- run(ctx, addr, filepath.Join(t.TempDir(), "embed.db")) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
+	go func() { done <- run(ctx, o) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
-	base := "http://" + addr
+	base := "http://" + o.addr
 	require.Eventually(t, func() bool {
 		resp, err := http.Get(base + "/payments/healthz")
 		if err == nil {
@@ -31,6 +33,18 @@ func TestEmbeddedUnderAPrefix(t *testing.T) {
 		}
 		return err == nil && resp.StatusCode == http.StatusOK
 	}, 5*time.Second, 5*time.Millisecond, "server up")
+	return base
+}
+
+func TestEmbeddedUnderAPrefix(t *testing.T) {
+	t.Setenv("KEELPAY_ENCRYPTION_KEY", "")
+	dbPath := filepath.Join(t.TempDir(), "embed.db")
+	base := serve(t, options{dbPath: dbPath, insecureWebhooks: true})
+
+	// The key file beside the database, for the owner only.
+	fi, err := os.Stat(dbPath + ".key")
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
 	resp, err := http.Get(base + "/")
 	require.NoError(t, err)
@@ -45,4 +59,21 @@ func TestEmbeddedUnderAPrefix(t *testing.T) {
 	var store map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&store))
 	require.Regexp(t, `^sk_`, store["secret_key"])
+}
+
+func TestProductionWebhookPolicyByDefault(t *testing.T) {
+	t.Setenv("KEELPAY_ENCRYPTION_KEY", "")
+	base := serve(t, options{dbPath: filepath.Join(t.TempDir(), "embed.db")})
+	resp, err := http.Post(base+"/payments/v1/setup", "application/json", strings.NewReader(
+		`{"client_id":"app_embed","client_secret":"secret_embed","webhook_url":"http://127.0.0.1:9/hooks"}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	var body struct {
+		Error struct {
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, "invalid_webhook_url", body.Error.Details["code"])
 }

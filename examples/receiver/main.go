@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/webhooks"
 )
 
@@ -82,7 +83,7 @@ func run(ctx context.Context, args []string, log *slog.Logger) error {
 
 	mux := http.NewServeMux()
 	mux.Handle(*path, r.newHandler(v, nil))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+	srv := httpapi.NewServer(mux, log)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

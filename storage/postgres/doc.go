@@ -5,9 +5,12 @@
 // Open connects, applies the embedded migrations it has not seen and
 // returns a [DB], which implements [storage.Storage]:
 //
+//	kr, err := keyring.Parse(os.Getenv("KEELPAY_ENCRYPTION_KEY"))
+//	...
 //	db, err := postgres.Open(ctx, postgres.Config{
-//		DSN:    "postgres://keelpay:secret@db.internal:5432/shop",
-//		Schema: "keelpay", // optional: keep keelpay's tables apart
+//		DSN:     "postgres://keelpay:secret@db.internal:5432/shop",
+//		Keyring: kr,        // seals secrets at rest; the same on every process
+//		Schema:  "keelpay", // optional: keep keelpay's tables apart
 //	})
 //	if err != nil {
 //		return err

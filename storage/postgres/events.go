@@ -11,6 +11,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
 const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
@@ -103,12 +104,16 @@ type claimed struct {
 	next time.Time
 }
 
-func scanClaimed(token string) func(scanner) (claimed, error) {
+func scanClaimed(codec atrest.Codec, token string) func(scanner) (claimed, error) {
 	return func(row scanner) (claimed, error) {
 		c := claimed{job: &storage.DeliveryJob{LeaseToken: token}}
 		j := c.job
 		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret, tsDst(&c.next))
-		return c, mapErr(err)
+		if err != nil {
+			return c, mapErr(err)
+		}
+		j.WebhookSecret, err = codec.Open(atrest.StoreWebhookSecret, j.WebhookSecret, j.StoreID)
+		return c, err
 	}
 }
 
@@ -153,7 +158,7 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 			`+claimReturning,
 			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, 4*p.Limit, p.Limit).Query(func(rows pgx.Rows) error {
 			var err error
-			got, err = collect(rows, nil, scanClaimed(p.LeaseToken))
+			got, err = collect(rows, nil, scanClaimed(q.db.codec, p.LeaseToken))
 			return err
 		})
 		return mapErr(w.SendBatch(ctx, b).Close())
@@ -177,7 +182,7 @@ func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p stor
 		// A delivery that another transaction holds is being claimed or
 		// recorded: as good as leased.
 		var err error
-		c, err = scanClaimed(p.LeaseToken)(w.QueryRow(ctx, `WITH c AS (
+		c, err = scanClaimed(q.db.codec, p.LeaseToken)(w.QueryRow(ctx, `WITH c AS (
 				SELECT event_id FROM deliveries
 				WHERE event_id = $3 AND status = 'pending' AND lease_until <= $4
 				FOR UPDATE SKIP LOCKED

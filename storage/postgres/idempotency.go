@@ -41,7 +41,7 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 			FROM idempotency_keys WHERE store_id = $1 AND key = $2`, p.StoreID, p.Key,
 		).QueryRow(func(row pgx.Row) error {
 			var err error
-			rec, err = scanIdempotency(row)
+			rec, err = q.scanIdempotency(row)
 			return err
 		})
 		return mapErr(w.SendBatch(ctx, b).Close())
@@ -55,7 +55,7 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 const idempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
 	status, body, created_at, expires_at, recovery_point, object_id`
 
-func scanIdempotency(row scanner) (*storage.IdempotencyRecord, error) {
+func scanIdempotencyRaw(row scanner) (*storage.IdempotencyRecord, error) {
 	var r storage.IdempotencyRecord
 	err := row.Scan(&r.StoreID, &r.Key, &r.Fingerprint, &r.LockToken, tsDst(&r.LockedUntil),
 		&r.Status, &r.Body, tsDst(&r.CreatedAt), tsDst(&r.ExpiresAt), &r.RecoveryPoint, &r.ObjectID)
@@ -72,10 +72,7 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 	if p.Status <= 0 {
 		return fmt.Errorf("postgres: idempotency complete: status %d is not a response status", p.Status)
 	}
-	body := p.Body
-	if body == nil {
-		body = []byte{}
-	}
+	body := q.db.codec.SealBody(p.StoreID, p.Key, p.Body)
 	return q.write(ctx, func(w querier) error {
 		// The second branch: already completed by this run (inside its
 		// last change's transaction), which changes nothing.
@@ -153,4 +150,18 @@ func affectedOne(tag pgconn.CommandTag, err error) error {
 		return storage.ErrNotFound
 	}
 	return nil
+}
+
+// scanIdempotency reads a record and opens its sealed body.
+func (q *queries) scanIdempotency(row scanner) (*storage.IdempotencyRecord, error) {
+	r, err := scanIdempotencyRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if r.Body != nil {
+		if r.Body, err = q.db.codec.OpenBody(r.StoreID, r.Key, r.Body); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
 // Empty metadata is stored as an empty object and empty page origins as an
@@ -34,7 +35,7 @@ func originsArg(o []string) []string {
 const cardSessionColumns = `id, store_id, client_secret, customer_id, customer_name, customer_email,
 	customer_phone, page_origins, status, card_id, expires_at, created_at`
 
-func scanCardSession(row scanner) (*keelpay.CardSession, error) {
+func scanCardSessionRaw(row scanner) (*keelpay.CardSession, error) {
 	var s keelpay.CardSession
 	err := row.Scan(&s.ID, &s.StoreID, &s.ClientSecret, &s.Customer.ID, &s.Customer.Name, &s.Customer.Email,
 		&s.Customer.Phone, &s.PageOrigins, &s.Status, &s.CardID, tsDst(&s.ExpiresAt), tsDst(&s.CreatedAt))
@@ -51,14 +52,14 @@ func (q *queries) CardSessionInsert(ctx context.Context, s *keelpay.CardSession)
 	return q.write(ctx, func(w querier) error {
 		_, err := w.Exec(ctx, `INSERT INTO card_sessions (`+cardSessionColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			s.ID, s.StoreID, s.ClientSecret, s.Customer.ID, s.Customer.Name, s.Customer.Email,
+			s.ID, s.StoreID, q.db.codec.Seal(atrest.CardSessionSecret, s.ClientSecret, s.ID), s.Customer.ID, s.Customer.Name, s.Customer.Email,
 			s.Customer.Phone, originsArg(s.PageOrigins), s.Status, s.CardID, ts(s.ExpiresAt), ts(s.CreatedAt))
 		return mapErr(err)
 	})
 }
 
 func (q *queries) CardSessionGet(ctx context.Context, storeID, id string) (*keelpay.CardSession, error) {
-	return scanCardSession(q.q.QueryRow(ctx, `SELECT `+cardSessionColumns+`
+	return q.scanCardSession(q.q.QueryRow(ctx, `SELECT `+cardSessionColumns+`
 		FROM card_sessions WHERE store_id = $1 AND id = $2`, storeID, id))
 }
 
@@ -165,7 +166,7 @@ func intentValues(pi *keelpay.PaymentIntent) []any {
 	}
 }
 
-func scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
+func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
 	var pi keelpay.PaymentIntent
 	var billing keelpay.Billing
 	var pm keelpay.PaymentMethod
@@ -208,7 +209,9 @@ func scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
 }
 
 func (q *queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error {
-	values := intentValues(pi)
+	sealed := *pi
+	sealed.ClientSecret = q.db.codec.Seal(atrest.IntentSecret, pi.ClientSecret, pi.ID)
+	values := intentValues(&sealed)
 	return q.write(ctx, func(w querier) error {
 		_, err := w.Exec(ctx, `INSERT INTO payment_intents (`+intentColumns+`)
 			VALUES (`+placeholders(len(values))+`)`, values...)
@@ -217,7 +220,7 @@ func (q *queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIn
 }
 
 func (q *queries) PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error) {
-	return scanIntent(q.q.QueryRow(ctx, `SELECT `+intentColumns+`
+	return q.scanIntent(q.q.QueryRow(ctx, `SELECT `+intentColumns+`
 		FROM payment_intents WHERE store_id = $1 AND id = $2`, storeID, id))
 }
 
@@ -225,7 +228,7 @@ func (q *queries) PaymentIntentGetByAttempt(ctx context.Context, attemptID strin
 	if attemptID == "" {
 		return nil, storage.ErrNotFound
 	}
-	return scanIntent(q.q.QueryRow(ctx, `SELECT `+intentColumns+`
+	return q.scanIntent(q.q.QueryRow(ctx, `SELECT `+intentColumns+`
 		FROM payment_intents WHERE attempt_id = $1`, attemptID))
 }
 
@@ -240,7 +243,7 @@ var intentUpdate = func() (u struct {
 	var assign []string
 	for i, col := range strings.Split(intentColumns, ",") {
 		col = strings.TrimSpace(col)
-		if col == "id" || col == "store_id" || col == "created_at" {
+		if col == "id" || col == "store_id" || col == "created_at" || col == "client_secret" {
 			continue
 		}
 		u.keep = append(u.keep, i)
@@ -296,7 +299,7 @@ func (q *queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntent
 	args = append(args, p.Limit+1)
 	rows, err := q.q.Query(ctx, `SELECT `+intentColumns+` FROM payment_intents
 		WHERE `+where+` ORDER BY seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
-	intents, err := collect(rows, err, scanIntent)
+	intents, err := collect(rows, err, q.scanIntent)
 	if err != nil {
 		return nil, false, err
 	}
@@ -308,13 +311,13 @@ func (q *queries) PaymentIntentListReconcileDue(ctx context.Context, now time.Ti
 	rows, err := q.q.Query(ctx, `SELECT `+intentColumns+` FROM payment_intents
 		WHERE status IN ('processing', 'requires_action') AND reconcile_at <> '-infinity' AND reconcile_at <= $1
 		ORDER BY reconcile_at, seq LIMIT $2`, ts(now), limit)
-	return collect(rows, err, scanIntent)
+	return collect(rows, err, q.scanIntent)
 }
 
 func (q *queries) PaymentIntentListExpireDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
 	rows, err := q.q.Query(ctx, `SELECT `+intentColumns+` FROM payment_intents
 		WHERE status = 'requires_payment_method' AND expires_at <= $1 ORDER BY expires_at, seq LIMIT $2`, ts(now), limit)
-	return collect(rows, err, scanIntent)
+	return collect(rows, err, q.scanIntent)
 }
 
 func (q *queries) PaymentIntentCounts(ctx context.Context) (storage.PaymentIntentCounts, error) {
@@ -337,4 +340,28 @@ func (q *queries) PaymentIntentCounts(ctx context.Context) (storage.PaymentInten
 		}
 	}
 	return c, mapErr(rows.Err())
+}
+
+// scanCardSession reads a card session and opens its sealed fields.
+func (q *queries) scanCardSession(row scanner) (*keelpay.CardSession, error) {
+	s, err := scanCardSessionRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.db.codec.OpenCardSession(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scanIntent reads a payment intent and opens its sealed fields.
+func (q *queries) scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
+	pi, err := scanIntentRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.db.codec.OpenIntent(pi); err != nil {
+		return nil, err
+	}
+	return pi, nil
 }

@@ -20,19 +20,27 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
 //go:embed migration/*.sql
 var migrations embed.FS
 
-// Config configures Open. The zero value of every field but DSN is its
-// default.
+// Config configures Open. The zero value of every field but DSN and Keyring is
+// its default.
 type Config struct {
 	// DSN is the database to open, as a URL
 	// (postgres://user:password@host:5432/db?sslmode=disable) or in
 	// key=value form; pgxpool's pool_* parameters are honoured. Required.
 	DSN string
+	// Keyring seals the secrets kept in the database (webhook secrets,
+	// client secrets of card sessions and payment intents, stored
+	// responses) and opens them. Required: a database sealed under other
+	// keys fails to open. Every process on one database needs the same
+	// keys. See docs/security.md.
+	Keyring *keyring.Keyring
 	// MaxConns is the most connections the pool opens. Default: the DSN's
 	// pool_max_conns, else pgxpool's max(4, runtime.NumCPU()).
 	MaxConns int32
@@ -67,6 +75,7 @@ type DB struct {
 	pool   *pgxpool.Pool
 	cfg    Config
 	schema string // the schema the tables are in; it scopes advisory locks
+	codec  atrest.Codec
 }
 
 var _ storage.Storage = (*DB)(nil)
@@ -79,6 +88,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("postgres: Config.DSN is required")
 	}
+	if cfg.Keyring == nil {
+		return nil, fmt.Errorf("postgres: %w", atrest.ErrNoKeyring)
+	}
+	codec := atrest.Codec{KR: cfg.Keyring}
 	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -89,7 +102,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.Schema != "" {
 		pcfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
 	}
-	schema, err := migrate(ctx, pcfg.ConnConfig.Copy())
+	schema, err := migrate(ctx, pcfg.ConnConfig.Copy(), codec)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +110,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, cfg: cfg, schema: schema}
+	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec}
 	db.queries = &queries{db: db, q: pool}
 	return db, nil
 }
@@ -112,7 +125,7 @@ func (db *DB) Close() error {
 // migrate applies the embedded migrations on a connection of its own,
 // under a session advisory lock, and returns the schema they went to.
 // Closing the connection releases the lock whatever happened.
-func migrate(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
+func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (string, error) {
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return "", fmt.Errorf("postgres: connect: %w", err)
@@ -167,6 +180,9 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("postgres: migration %s: %w", name, mapErr(err))
 		}
+	}
+	if err := sealAtRest(ctx, conn, codec); err != nil {
+		return "", err
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lockID(schema, "migrate")); err != nil {
 		return "", fmt.Errorf("postgres: migration lock: %w", mapErr(err))

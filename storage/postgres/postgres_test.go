@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
@@ -60,8 +61,10 @@ func TestOpenErrors(t *testing.T) {
 	_, err := postgres.Open(ctx, postgres.Config{})
 	require.ErrorContains(t, err, "DSN is required")
 	_, err = postgres.Open(ctx, postgres.Config{DSN: "postgres://nobody@127.0.0.1:1/x?connect_timeout=1"})
+	require.ErrorContains(t, err, "Keyring is required")
+	_, err = postgres.Open(ctx, postgres.Config{DSN: "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", Keyring: keelpaytest.Keyring()})
 	require.Error(t, err)
-	_, err = postgres.Open(ctx, postgres.Config{DSN: postgrestest.DSN(t), Schema: "kp_does_not_exist"})
+	_, err = postgres.Open(ctx, postgres.Config{DSN: postgrestest.DSN(t), Keyring: keelpaytest.Keyring(), Schema: "kp_does_not_exist"})
 	require.ErrorContains(t, err, "no schema")
 }
 

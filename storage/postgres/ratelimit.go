@@ -18,8 +18,9 @@ func (q *queries) RateLimitTake(ctx context.Context, now time.Time, limits ...st
 	keys := make([]string, len(limits))
 	counts := make([]int, len(limits))
 	since := make([]pgtype.Timestamptz, len(limits))
+	expires := make([]pgtype.Timestamptz, len(limits))
 	for i, l := range limits {
-		keys[i], counts[i], since[i] = l.Key, max(l.Limit, 1), ts(now.Add(-l.Window))
+		keys[i], counts[i], since[i], expires[i] = l.Key, max(l.Limit, 1), ts(now.Add(-l.Window)), ts(now.Add(l.Window))
 	}
 	var wait time.Duration
 	err := q.write(ctx, func(w querier) error {
@@ -40,16 +41,17 @@ func (q *queries) RateLimitTake(ctx context.Context, now time.Time, limits ...st
 		// there is room (the limit-th newest); the hits are recorded only
 		// when no limit is full.
 		b.Queue(`WITH l AS (
-				SELECT * FROM unnest($1::text[], $2::integer[], $3::timestamptz[]) WITH ORDINALITY AS l (key, n, since, i)
+				SELECT * FROM unnest($1::text[], $2::integer[], $3::timestamptz[], $5::timestamptz[])
+					WITH ORDINALITY AS l (key, n, since, expires_at, i)
 			), full_limits AS (
 				SELECT l.i, h.at FROM l CROSS JOIN LATERAL (
 					SELECT at FROM rate_limit_hits h WHERE h.key = l.key AND h.at > l.since
 					ORDER BY at DESC OFFSET l.n - 1 LIMIT 1) h
 			), hits AS (
-				INSERT INTO rate_limit_hits (key, at)
-				SELECT key, $4::timestamptz FROM l WHERE NOT EXISTS (SELECT FROM full_limits)
+				INSERT INTO rate_limit_hits (key, at, expires_at)
+				SELECT key, $4::timestamptz, expires_at FROM l WHERE NOT EXISTS (SELECT FROM full_limits)
 			)
-			SELECT i, at FROM full_limits`, keys, counts, since, ts(now)).Query(func(rows pgx.Rows) error {
+			SELECT i, at FROM full_limits`, keys, counts, since, ts(now), expires).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var i int
 				var oldest time.Time
@@ -63,4 +65,15 @@ func (q *queries) RateLimitTake(ctx context.Context, now time.Time, limits ...st
 		return mapErr(w.SendBatch(ctx, b).Close())
 	})
 	return wait, err
+}
+
+func (q *queries) RateLimitDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := q.write(ctx, func(w querier) error {
+		tag, err := w.Exec(ctx, `DELETE FROM rate_limit_hits WHERE ctid = ANY (ARRAY(
+			SELECT ctid FROM rate_limit_hits WHERE expires_at <= $1 LIMIT $2))`, ts(now), limit)
+		n = tag.RowsAffected()
+		return mapErr(err)
+	})
+	return int(n), err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
 const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
@@ -144,7 +145,7 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 			jobs = nil
 			return mapErr(err)
 		}
-		jobs, err = leasedJobs(ctx, w, p.LeaseToken)
+		jobs, err = leasedJobs(ctx, w, q.db.codec, p.LeaseToken)
 		return err
 	})
 	return jobs, err
@@ -152,7 +153,7 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 
 // leasedJobs reads the jobs leased under a token, with the store's current
 // webhook URL and secret.
-func leasedJobs(ctx context.Context, w querier, token string) ([]*storage.DeliveryJob, error) {
+func leasedJobs(ctx context.Context, w querier, c atrest.Codec, token string) ([]*storage.DeliveryJob, error) {
 	rows, err := w.QueryContext(ctx, `SELECT e.id, e.store_id, e.type, e.body, d.attempts, s.webhook_url, s.webhook_secret
 		FROM deliveries d INDEXED BY deliveries_leased JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
 		WHERE d.lease_token = ? AND d.lease_token <> '' ORDER BY d.next_attempt_at, d.event_id`, token)
@@ -162,7 +163,11 @@ func leasedJobs(ctx context.Context, w querier, token string) ([]*storage.Delive
 	return collect(rows, func(row interface{ Scan(...any) error }) (*storage.DeliveryJob, error) {
 		j := &storage.DeliveryJob{LeaseToken: token}
 		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret)
-		return j, mapErr(err)
+		if err != nil {
+			return j, mapErr(err)
+		}
+		j.WebhookSecret, err = c.Open(atrest.StoreWebhookSecret, j.WebhookSecret, j.StoreID)
+		return j, err
 	})
 }
 
@@ -180,7 +185,7 @@ func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p stor
 		} else if n == 0 {
 			return storage.ErrNotFound
 		}
-		jobs, err := leasedJobs(ctx, w, p.LeaseToken)
+		jobs, err := leasedJobs(ctx, w, q.db.codec, p.LeaseToken)
 		if err != nil {
 			return err
 		}

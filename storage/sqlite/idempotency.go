@@ -33,7 +33,7 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 		if err != nil {
 			return mapErr(err)
 		}
-		rec, err = scanIdempotency(w.QueryRowContext(ctx, `SELECT `+idempotencyColumns+`
+		rec, err = q.scanIdempotency(w.QueryRowContext(ctx, `SELECT `+idempotencyColumns+`
 			FROM idempotency_keys WHERE store_id = ? AND key = ?`, p.StoreID, p.Key))
 		return err
 	})
@@ -46,7 +46,7 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 const idempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
 	status, body, created_at, expires_at, recovery_point, object_id`
 
-func scanIdempotency(row interface{ Scan(...any) error }) (*storage.IdempotencyRecord, error) {
+func scanIdempotencyRaw(row scanner) (*storage.IdempotencyRecord, error) {
 	var r storage.IdempotencyRecord
 	var lockedUntil, created, expires int64
 	err := row.Scan(&r.StoreID, &r.Key, &r.Fingerprint, &r.LockToken, &lockedUntil,
@@ -67,10 +67,7 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 	if p.Status <= 0 {
 		return fmt.Errorf("sqlite: idempotency complete: status %d is not a response status", p.Status)
 	}
-	body := p.Body
-	if body == nil {
-		body = []byte{}
-	}
+	body := q.db.codec.SealBody(p.StoreID, p.Key, p.Body)
 	return q.write(ctx, func(w querier) error {
 		res, err := w.ExecContext(ctx, `UPDATE idempotency_keys SET status = ?, body = ?, locked_until = 0
 			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`,
@@ -142,4 +139,18 @@ func affectedOne(res sql.Result, err error) error {
 		return storage.ErrNotFound
 	}
 	return nil
+}
+
+// scanIdempotency reads a record and opens its sealed body.
+func (q *queries) scanIdempotency(row scanner) (*storage.IdempotencyRecord, error) {
+	r, err := scanIdempotencyRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if r.Body != nil {
+		if r.Body, err = q.db.codec.OpenBody(r.StoreID, r.Key, r.Body); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
 // scanner is what *sql.Row and *sql.Rows have in common.
@@ -81,7 +82,7 @@ func affected(ctx context.Context, w querier, n int64, exists string, args []any
 const cardSessionColumns = `id, store_id, client_secret, customer_id, customer_name, customer_email,
 	customer_phone, page_origins, status, card_id, expires_at, created_at`
 
-func scanCardSession(row scanner) (*keelpay.CardSession, error) {
+func scanCardSessionRaw(row scanner) (*keelpay.CardSession, error) {
 	var s keelpay.CardSession
 	var origins string
 	var expires, created int64
@@ -105,14 +106,14 @@ func (q *queries) CardSessionInsert(ctx context.Context, s *keelpay.CardSession)
 	return q.write(ctx, func(w querier) error {
 		_, err := w.ExecContext(ctx, `INSERT INTO card_sessions (`+cardSessionColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, s.StoreID, s.ClientSecret, s.Customer.ID, s.Customer.Name, s.Customer.Email,
+			s.ID, s.StoreID, q.db.codec.Seal(atrest.CardSessionSecret, s.ClientSecret, s.ID), s.Customer.ID, s.Customer.Name, s.Customer.Email,
 			s.Customer.Phone, origins, s.Status, s.CardID, micros(s.ExpiresAt), micros(s.CreatedAt))
 		return mapErr(err)
 	})
 }
 
 func (q *queries) CardSessionGet(ctx context.Context, storeID, id string) (*keelpay.CardSession, error) {
-	return scanCardSession(q.r.QueryRowContext(ctx, `SELECT `+cardSessionColumns+`
+	return q.scanCardSession(q.r.QueryRowContext(ctx, `SELECT `+cardSessionColumns+`
 		FROM card_sessions WHERE store_id = ? AND id = ?`, storeID, id))
 }
 
@@ -246,7 +247,7 @@ func intentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	}, nil
 }
 
-func scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
+func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
 	var pi keelpay.PaymentIntent
 	var metadata, origins string
 	var billing keelpay.Billing
@@ -293,7 +294,9 @@ func scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
 }
 
 func (q *queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error {
-	values, err := intentValues(pi)
+	sealed := *pi
+	sealed.ClientSecret = q.db.codec.Seal(atrest.IntentSecret, pi.ClientSecret, pi.ID)
+	values, err := intentValues(&sealed)
 	if err != nil {
 		return err
 	}
@@ -305,7 +308,7 @@ func (q *queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIn
 }
 
 func (q *queries) PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error) {
-	return scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
+	return q.scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
 		FROM payment_intents WHERE store_id = ? AND id = ?`, storeID, id))
 }
 
@@ -313,7 +316,7 @@ func (q *queries) PaymentIntentGetByAttempt(ctx context.Context, attemptID strin
 	if attemptID == "" {
 		return nil, storage.ErrNotFound
 	}
-	return scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
+	return q.scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
 		FROM payment_intents WHERE attempt_id = ?`, attemptID))
 }
 
@@ -327,7 +330,7 @@ var intentUpdate = func() (u struct {
 	var assign []string
 	for i, col := range strings.Split(intentColumns, ",") {
 		col = strings.TrimSpace(col)
-		if col == "id" || col == "store_id" || col == "created_at" {
+		if col == "id" || col == "store_id" || col == "created_at" || col == "client_secret" {
 			continue
 		}
 		assign = append(assign, col+" = ?")
@@ -397,7 +400,7 @@ func (q *queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntent
 	if err != nil {
 		return nil, false, mapErr(err)
 	}
-	intents, err := collect(rows, scanIntent)
+	intents, err := collect(rows, q.scanIntent)
 	if err != nil {
 		return nil, false, err
 	}
@@ -413,7 +416,7 @@ func (q *queries) PaymentIntentListReconcileDue(ctx context.Context, now time.Ti
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return collect(rows, scanIntent)
+	return collect(rows, q.scanIntent)
 }
 
 func (q *queries) PaymentIntentListExpireDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
@@ -423,7 +426,7 @@ func (q *queries) PaymentIntentListExpireDue(ctx context.Context, now time.Time,
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return collect(rows, scanIntent)
+	return collect(rows, q.scanIntent)
 }
 
 func (q *queries) PaymentIntentCounts(ctx context.Context) (storage.PaymentIntentCounts, error) {
@@ -446,4 +449,28 @@ func (q *queries) PaymentIntentCounts(ctx context.Context) (storage.PaymentInten
 		}
 	}
 	return c, mapErr(rows.Err())
+}
+
+// scanCardSession reads a card session and opens its sealed fields.
+func (q *queries) scanCardSession(row scanner) (*keelpay.CardSession, error) {
+	s, err := scanCardSessionRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.db.codec.OpenCardSession(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scanIntent reads a payment intent and opens its sealed fields.
+func (q *queries) scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
+	pi, err := scanIntentRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.db.codec.OpenIntent(pi); err != nil {
+		return nil, err
+	}
+	return pi, nil
 }

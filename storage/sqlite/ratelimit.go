@@ -31,11 +31,26 @@ func (q *queries) RateLimitTake(ctx context.Context, now time.Time, limits ...st
 			return nil
 		}
 		for _, l := range limits {
-			if _, err := w.ExecContext(ctx, `INSERT INTO rate_limit_hits (key, at) VALUES (?, ?)`, l.Key, micros(now)); err != nil {
+			if _, err := w.ExecContext(ctx, `INSERT INTO rate_limit_hits (key, at, expires_at) VALUES (?, ?, ?)`,
+				l.Key, micros(now), micros(now.Add(l.Window))); err != nil {
 				return mapErr(err)
 			}
 		}
 		return nil
 	})
 	return wait, err
+}
+
+func (q *queries) RateLimitDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `DELETE FROM rate_limit_hits WHERE rowid IN (
+			SELECT rowid FROM rate_limit_hits WHERE expires_at <= ? LIMIT ?)`, micros(now), limit)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err = res.RowsAffected()
+		return mapErr(err)
+	})
+	return int(n), err
 }

@@ -6,6 +6,10 @@
 // one goroutine that commits the transactions waiting for it together
 // (group commit: each keeps its own savepoint, all share one fsync); reads
 // use a separate pool and never wait behind writes.
+//
+// Secrets (webhook secrets, client secrets of card sessions and intents,
+// stored responses) are sealed with Config.Keyring on the way in and opened
+// on the way out; see docs/security.md.
 package sqlite
 
 import (
@@ -27,18 +31,25 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
 //go:embed migration/*.sql
 var migrations embed.FS
 
-// Config configures Open. The zero value of every field but Path is its
-// default.
+// Config configures Open. The zero value of every field but Keyring and Path is
+// its default.
 type Config struct {
 	// BusyTimeout is how long a connection waits for a lock held by
 	// another process. Default BusyTimeoutDefault.
 	BusyTimeout time.Duration
+	// Keyring seals the secrets kept in the database (webhook secrets,
+	// client secrets of card sessions and payment intents, stored
+	// responses) and opens them. Required: a database sealed under other
+	// keys fails to open. See docs/security.md.
+	Keyring *keyring.Keyring
 	// MaxBatch is the most transactions committed together. Default
 	// MaxBatchDefault.
 	MaxBatch int
@@ -79,6 +90,7 @@ type DB struct {
 	wc      connQuerier // statements prepared on wconn
 	rc      *stmtCache
 	cfg     Config
+	codec   atrest.Codec
 	reqs    chan *txRequest
 	closing chan struct{}
 	done    chan struct{}
@@ -97,6 +109,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("sqlite: Config.Path is required")
 	}
+	if cfg.Keyring == nil {
+		return nil, fmt.Errorf("sqlite: %w", atrest.ErrNoKeyring)
+	}
+	codec := atrest.Codec{KR: cfg.Keyring}
 	w, err := sql.Open("sqlite", dsn(cfg, false))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open writer: %w", err)
@@ -106,6 +122,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := sealAtRest(ctx, w, codec); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -121,6 +141,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		w:       w,
 		r:       r,
 		cfg:     cfg,
+		codec:   codec,
 		reqs:    make(chan *txRequest),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),

@@ -1,21 +1,30 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
 )
 
-func open(t *testing.T, path string) *sqlite.DB {
+func open(t *testing.T, path string, kr ...*keyring.Keyring) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
+	k := keelpaytest.Keyring()
+	if len(kr) > 0 {
+		k = kr[0]
+	}
+	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: k, Path: path})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
@@ -32,7 +41,7 @@ func TestReopenKeepsDataAndSkipsAppliedMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "keelpay.db")
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
 	require.NoError(t, err)
 	s := storagetest.NewStoreRecord(storagetestNow())
 	require.NoError(t, db.StoreInsert(ctx, s))
@@ -58,4 +67,103 @@ func TestNestedWithTxPanicsInsteadOfDeadlocking(t *testing.T) {
 	})
 	// The writer is still alive.
 	require.NoError(t, db.StoreInsert(ctx, storagetest.NewStoreRecord(storagetestNow())))
+}
+
+func newKeyring(t *testing.T, ids ...string) (*keyring.Keyring, []keyring.Key) {
+	t.Helper()
+	var keys []keyring.Key
+	for _, id := range ids {
+		k, err := keyring.Generate(id)
+		require.NoError(t, err)
+		keys = append(keys, k)
+	}
+	kr, err := keyring.New(keys[0], keys[1:]...)
+	require.NoError(t, err)
+	return kr, keys
+}
+
+// TestOlderDatabaseIsSealedInPlace: what an older version kept in plain
+// text (the client secret, the webhook secret, client secrets of card
+// sessions and intents, stored responses) is hashed or sealed at Open, and
+// no byte of it stays in the file.
+func TestOlderDatabaseIsSealedInPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keelpay.db")
+	kr, _ := newKeyring(t, "k1")
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: path})
+	require.NoError(t, err)
+	s := storagetest.NewStoreRecord(storagetestNow())
+	require.NoError(t, db.StoreInsert(ctx, s))
+	rec, began, err := db.IdempotencyBegin(ctx, storage.IdempotencyBeginParams{StoreID: s.ID, Key: "k", Fingerprint: []byte("f"),
+		LockToken: "lt", Now: storagetestNow(), LockedUntil: storagetestNow().Add(time.Minute), ExpiresAt: storagetestNow().Add(time.Hour)})
+	require.NoError(t, err)
+	require.True(t, began, "%v", rec)
+	require.NoError(t, db.Close())
+
+	// Plain text as an older version wrote it.
+	const clientSecret, whsec, body = "secret_older_plaintext_1", "whsec_OlderPlaintextWebhookSecret0000000000=", `{"secret_key":"sk_older_plaintext_body"}`
+	raw, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE stores SET client_secret = ?, client_secret_hash = '', webhook_secret = ? WHERE id = ?`, clientSecret, whsec, s.ID)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE idempotency_keys SET status = 200, body = ? WHERE store_id = ?`, []byte(body), s.ID)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	db = open(t, path, kr)
+	got, err := db.StoreGetByID(ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, whsec, got.WebhookSecret)
+	require.True(t, keyring.SecretMatches(got.ClientSecretHash, clientSecret), "the client secret is kept as its hash")
+	r, _, err := db.IdempotencyBegin(ctx, storage.IdempotencyBeginParams{StoreID: s.ID, Key: "k", Fingerprint: []byte("f"),
+		LockToken: "lt2", Now: storagetestNow(), LockedUntil: storagetestNow().Add(time.Minute), ExpiresAt: storagetestNow().Add(time.Hour)})
+	require.NoError(t, err)
+	require.Equal(t, body, string(r.Body))
+	require.NoError(t, db.Close())
+
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(path + suffix)
+		if os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		for _, plain := range []string{clientSecret, whsec, "sk_older_plaintext_body"} {
+			require.False(t, bytes.Contains(data, []byte(plain)), "%s still in keelpay.db%s", plain, suffix)
+		}
+	}
+}
+
+// TestKeyRotation: a new current key with the old one kept re-seals every
+// value at Open; from then on the old key may go, and the old key alone
+// opens nothing.
+func TestKeyRotation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keelpay.db")
+	old, oldKeys := newKeyring(t, "k1")
+	db := open(t, path, old)
+	s := storagetest.NewStoreRecord(storagetestNow())
+	require.NoError(t, db.StoreInsert(ctx, s))
+	require.NoError(t, db.Close())
+
+	k2, err := keyring.Generate("k2")
+	require.NoError(t, err)
+	both, err := keyring.New(k2, oldKeys[0])
+	require.NoError(t, err)
+	db = open(t, path, both)
+	require.NoError(t, db.Close())
+
+	onlyNew, err := keyring.New(k2)
+	require.NoError(t, err)
+	db = open(t, path, onlyNew)
+	got, err := db.StoreGetByID(ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, s.WebhookSecret, got.WebhookSecret)
+	require.NoError(t, db.Close())
+
+	_, err = sqlite.Open(ctx, sqlite.Config{Keyring: old, Path: path})
+	require.ErrorContains(t, err, "sealed with another key")
+	_, err = sqlite.Open(ctx, sqlite.Config{Path: path})
+	require.ErrorContains(t, err, "Keyring is required")
 }

@@ -6,15 +6,16 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
-const storeColumns = `id, client_id, client_secret, merchant_id, currency, publishable_key,
+const storeColumns = `id, client_id, client_secret_hash, merchant_id, currency, publishable_key,
 	secret_key_hash, webhook_url, webhook_secret, version, created_at, updated_at`
 
 func scanStore(row interface{ Scan(...any) error }) (*keelpay.Store, error) {
 	var s keelpay.Store
 	var created, updated int64
-	err := row.Scan(&s.ID, &s.ClientID, &s.ClientSecret, &s.MerchantID, &s.Currency, &s.PublishableKey,
+	err := row.Scan(&s.ID, &s.ClientID, &s.ClientSecretHash, &s.MerchantID, &s.Currency, &s.PublishableKey,
 		&s.SecretKeyHash, &s.WebhookURL, &s.WebhookSecret, &s.Version, &created, &updated)
 	if err != nil {
 		return nil, mapErr(err)
@@ -25,16 +26,23 @@ func scanStore(row interface{ Scan(...any) error }) (*keelpay.Store, error) {
 
 func (q *queries) StoreInsert(ctx context.Context, s *keelpay.Store) error {
 	return q.write(ctx, func(w querier) error {
-		_, err := w.ExecContext(ctx, `INSERT INTO stores (`+storeColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, s.ClientID, s.ClientSecret, s.MerchantID, s.Currency, s.PublishableKey,
-			s.SecretKeyHash, s.WebhookURL, s.WebhookSecret, s.Version, micros(s.CreatedAt), micros(s.UpdatedAt))
+		_, err := w.ExecContext(ctx, `INSERT INTO stores (`+storeColumns+`, client_secret)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')`,
+			s.ID, s.ClientID, s.ClientSecretHash, s.MerchantID, s.Currency, s.PublishableKey,
+			s.SecretKeyHash, s.WebhookURL, q.db.codec.Seal(atrest.StoreWebhookSecret, s.WebhookSecret, s.ID), s.Version, micros(s.CreatedAt), micros(s.UpdatedAt))
 		return mapErr(err)
 	})
 }
 
 func (q *queries) storeGet(ctx context.Context, column string, value any) (*keelpay.Store, error) {
-	return scanStore(q.r.QueryRowContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+column+` = ?`, value))
+	s, err := scanStore(q.r.QueryRowContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+column+` = ?`, value))
+	if err != nil {
+		return nil, err
+	}
+	if err := q.db.codec.OpenStore(s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (q *queries) StoreGetByID(ctx context.Context, id string) (*keelpay.Store, error) {
@@ -55,11 +63,11 @@ func (q *queries) StoreGetByPublishableKey(ctx context.Context, key string) (*ke
 
 func (q *queries) StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVersion int64) error {
 	return q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, `UPDATE stores SET client_id = ?, client_secret = ?, merchant_id = ?,
+		res, err := w.ExecContext(ctx, `UPDATE stores SET client_id = ?, client_secret_hash = ?, merchant_id = ?,
 			currency = ?, publishable_key = ?, secret_key_hash = ?, webhook_url = ?, webhook_secret = ?,
 			version = ?, updated_at = ? WHERE id = ? AND version = ?`,
-			s.ClientID, s.ClientSecret, s.MerchantID, s.Currency, s.PublishableKey, s.SecretKeyHash,
-			s.WebhookURL, s.WebhookSecret, expectedVersion+1, micros(s.UpdatedAt), s.ID, expectedVersion)
+			s.ClientID, s.ClientSecretHash, s.MerchantID, s.Currency, s.PublishableKey, s.SecretKeyHash,
+			s.WebhookURL, q.db.codec.Seal(atrest.StoreWebhookSecret, s.WebhookSecret, s.ID), expectedVersion+1, micros(s.UpdatedAt), s.ID, expectedVersion)
 		if err != nil {
 			return mapErr(err)
 		}

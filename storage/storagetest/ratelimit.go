@@ -85,4 +85,39 @@ func testRateLimit(t *testing.T, newStorage NewStorage) {
 		wg.Wait()
 		require.Equal(t, 10, allowed)
 	})
+
+	t.Run("DeleteExpired", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		short := storage.RateLimit{Key: "short", Limit: 10, Window: time.Minute}
+		long := storage.RateLimit{Key: "long", Limit: 10, Window: time.Hour}
+		for i := range 5 {
+			wait, err := db.RateLimitTake(ctx, t0.Add(time.Duration(i)*time.Second), short, long)
+			require.NoError(t, err)
+			require.Zero(t, wait)
+		}
+		// At t0+62s the short hits of t0..t0+2s have left their window;
+		// no long hit has.
+		n, err := db.RateLimitDeleteExpired(ctx, t0.Add(62*time.Second), 2)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "bounded by limit")
+		n, err = db.RateLimitDeleteExpired(ctx, t0.Add(62*time.Second), 100)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		n, err = db.RateLimitDeleteExpired(ctx, t0.Add(62*time.Second), 100)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		// The hits that still count still count: 2 short hits remain.
+		for range 8 {
+			wait, err := db.RateLimitTake(ctx, t0.Add(62*time.Second), short)
+			require.NoError(t, err)
+			require.Zero(t, wait)
+		}
+		wait, err := db.RateLimitTake(ctx, t0.Add(62*time.Second), short)
+		require.NoError(t, err)
+		require.Equal(t, time.Second, wait, "the hit of t0+3s leaves first")
+		n, err = db.RateLimitDeleteExpired(ctx, t0.Add(time.Hour+5*time.Second), 100)
+		require.NoError(t, err)
+		require.Equal(t, 5+10, n, "every hit, long and short")
+	})
 }

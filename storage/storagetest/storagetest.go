@@ -55,17 +55,17 @@ var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 func NewStoreRecord(now time.Time) *keelpay.Store {
 	id := keelpay.NewID(keelpay.PrefixStore)
 	return &keelpay.Store{
-		ID:             id,
-		ClientID:       "app_" + id[len(keelpay.PrefixStore):],
-		ClientSecret:   "secret_x",
-		MerchantID:     "merch_x",
-		Currency:       "EUR",
-		PublishableKey: keelpay.NewID(keelpay.PrefixPublishableKey),
-		SecretKeyHash:  []byte(keelpay.NewID("hash_")),
-		WebhookURL:     "https://store.example/webhooks",
-		WebhookSecret:  "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-		Version:        1,
-		CreatedAt:      now,
-		UpdatedAt:      now,
+		ID:               id,
+		ClientID:         "app_" + id[len(keelpay.PrefixStore):],
+		ClientSecretHash: "h1:x",
+		MerchantID:       "merch_x",
+		Currency:         "EUR",
+		PublishableKey:   keelpay.NewID(keelpay.PrefixPublishableKey),
+		SecretKeyHash:    []byte(keelpay.NewID("hash_")),
+		WebhookURL:       "https://store.example/webhooks",
+		WebhookSecret:    "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		Version:          1,
+		CreatedAt:        now,
+		UpdatedAt:        now,
 	}
 }

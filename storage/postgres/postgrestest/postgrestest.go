@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/storage/postgres"
 )
 
@@ -70,7 +71,7 @@ func NewSchema(t testing.TB) string {
 func Open(t testing.TB, schema string) *postgres.DB {
 	t.Helper()
 	// A small pool: many tests share the server's connections.
-	db, err := postgres.Open(context.Background(), postgres.Config{DSN: DSN(t), MaxConns: 4, Schema: schema})
+	db, err := postgres.Open(context.Background(), postgres.Config{DSN: DSN(t), Keyring: keelpaytest.Keyring(), MaxConns: 4, Schema: schema})
 	if err != nil {
 		t.Fatalf("postgrestest: %v", err)
 	}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/keyring"
+)
+
+// stop ends a started server gracefully and returns what it logged.
+func stop(t *testing.T, s *started) string {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, s.cmd.Wait())
+	return s.stderr.String()
+}
+
+func TestKeyFileBesideTheDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=", "KEELPAY_KEY_FILE="}
+	s := start(t, dir, env)
+	r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "app_keys", "client_secret": "secret_keys", "webhook_url": "http://127.0.0.1:9/hooks"})
+	require.Equal(t, 201, r.status, "%v", r.body)
+	logs := stop(t, s)
+	require.Equal(t, 1, strings.Count(logs, "created a new encryption key file"), logs)
+
+	keyFile := filepath.Join(dir, "keelpay.db.key")
+	fi, err := os.Stat(keyFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "readable by its owner only")
+	_, err = keyring.ReadFile(keyFile)
+	require.NoError(t, err)
+
+	// The next start uses the file and says nothing about it.
+	s = start(t, dir, env)
+	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "app_keys", "client_secret": "secret_keys", "webhook_url": "http://127.0.0.1:9/hooks"})
+	require.Equal(t, "store_already_enabled", r.code(), "the store is there: %v", r.body)
+	require.NotContains(t, stop(t, s), "created a new encryption key file")
+
+	// A copy of the database without its key file opens nothing: the
+	// server makes up a new key of the same id, and the database says it
+	// is not the key that sealed it.
+	copyDir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(dir, "keelpay.db"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(copyDir, "keelpay.db"), data, 0o600))
+	out, err := runExpectingFailure(copyDir, env)
+	require.Error(t, err)
+	require.Contains(t, out, `the key with id "k1" is not the key this database knows`)
+
+	// Nor with some other key given.
+	k, err := keyring.Generate("other")
+	require.NoError(t, err)
+	out, err = runExpectingFailure(copyDir, append(env, "KEELPAY_ENCRYPTION_KEY="+keyring.Format(k)))
+	require.Error(t, err)
+	require.Contains(t, out, "start with the keyring it was sealed with")
+}
+
+func TestKeyConfiguration(t *testing.T) {
+	t.Parallel()
+	// PostgreSQL is shared by several processes: a key must be given.
+	out, err := runExpectingFailure(t.TempDir(), []string{"KEELPAY_ENCRYPTION_KEY=", "KEELPAY_KEY_FILE="},
+		"-addr", "127.0.0.1:0", "-db", "postgres://nobody@127.0.0.1:1/x?connect_timeout=1")
+	require.Error(t, err)
+	require.Contains(t, out, "a PostgreSQL database needs an encryption key")
+
+	// A key file others can read is refused.
+	dir := t.TempDir()
+	k, err := keyring.Generate("k1")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "keys"), []byte(keyring.Format(k)), 0o644))
+	out, err = runExpectingFailure(dir, []string{"KEELPAY_ENCRYPTION_KEY="}, "-addr", "127.0.0.1:0", "-key-file", "keys")
+	require.Error(t, err)
+	require.Contains(t, out, "chmod 600")
+
+	// Both ways at once is ambiguous.
+	out, err = runExpectingFailure(dir, []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(k)}, "-addr", "127.0.0.1:0", "-key-file", "keys")
+	require.Error(t, err)
+	require.Contains(t, out, "not both")
+
+	// -new-key prints a key that parses.
+	cmd := exec.Command(refserver, "-new-key")
+	line, err := cmd.Output()
+	require.NoError(t, err)
+	_, err = keyring.Parse(string(line))
+	require.NoError(t, err)
+}
+
+func runExpectingFailure(dir string, env []string, args ...string) (string, error) {
+	if len(args) == 0 {
+		args = []string{"-addr", "127.0.0.1:0"}
+	}
+	cmd := exec.Command(refserver, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

@@ -1,0 +1,161 @@
+// Package atrest is what the storage adapters share to keep secrets
+// sealed at rest: which columns are sealed, how a value is bound to its
+// row, and the step at Open that seals what an older version left in
+// plain text and re-seals what an older key sealed.
+//
+// The adapters seal on the way in and open on the way out, so services
+// only ever see plaintext, and a database opened without the keyring that
+// sealed it fails at Open instead of serving garbage.
+package atrest
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/keyring"
+)
+
+// Column is a sealed column: its table, its name, and the columns that
+// identify its row (bound into the associated data).
+type Column struct {
+	Table string
+	Name  string
+	Keys  []string
+	// Blob is true for a binary column.
+	Blob bool
+}
+
+// Columns are every sealed column.
+var Columns = []Column{
+	{Table: "stores", Name: "webhook_secret", Keys: []string{"id"}},
+	{Table: "card_sessions", Name: "client_secret", Keys: []string{"id"}},
+	{Table: "payment_intents", Name: "client_secret", Keys: []string{"id"}},
+	{Table: "idempotency_keys", Name: "body", Keys: []string{"store_id", "key"}, Blob: true},
+}
+
+// Codec seals and opens the values of the sealed columns.
+type Codec struct {
+	KR *keyring.Keyring
+}
+
+// ErrNoKeyring is the error of an adapter opened without a keyring.
+var ErrNoKeyring = errors.New("Config.Keyring is required: keelpay keeps secrets encrypted at rest (see docs/security.md)")
+
+// Seal seals a value of column c in the row with these key values. The
+// empty value stays empty.
+func (c Codec) Seal(col Column, v string, keys ...string) string {
+	if v == "" {
+		return ""
+	}
+	return c.KR.Seal([]byte(v), aad(col, keys))
+}
+
+// Open opens a value Seal made.
+func (c Codec) Open(col Column, v string, keys ...string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	b, err := c.KR.Open(v, aad(col, keys))
+	if err != nil {
+		return "", fmt.Errorf("%s.%s of %v: %w", col.Table, col.Name, keys, err)
+	}
+	return string(b), nil
+}
+
+func aad(col Column, keys []string) []byte {
+	return keyring.AAD(append([]string{"keelpay", col.Table, col.Name}, keys...)...)
+}
+
+// The sealed columns by their use.
+var (
+	StoreWebhookSecret = Columns[0]
+	CardSessionSecret  = Columns[1]
+	IntentSecret       = Columns[2]
+	IdempotencyBody    = Columns[3]
+)
+
+// OpenStore opens the sealed fields of a store read from the database.
+func (c Codec) OpenStore(s *keelpay.Store) (err error) {
+	s.WebhookSecret, err = c.Open(StoreWebhookSecret, s.WebhookSecret, s.ID)
+	return err
+}
+
+// OpenCardSession opens the sealed fields of a card session.
+func (c Codec) OpenCardSession(s *keelpay.CardSession) (err error) {
+	s.ClientSecret, err = c.Open(CardSessionSecret, s.ClientSecret, s.ID)
+	return err
+}
+
+// OpenIntent opens the sealed fields of a payment intent.
+func (c Codec) OpenIntent(pi *keelpay.PaymentIntent) (err error) {
+	pi.ClientSecret, err = c.Open(IntentSecret, pi.ClientSecret, pi.ID)
+	return err
+}
+
+// SealBody seals a stored response body; an empty body stays empty.
+func (c Codec) SealBody(storeID, key string, body []byte) []byte {
+	if len(body) == 0 {
+		return []byte{}
+	}
+	return []byte(c.Seal(IdempotencyBody, string(body), storeID, key))
+}
+
+// OpenBody opens a body SealBody made.
+func (c Codec) OpenBody(storeID, key string, body []byte) ([]byte, error) {
+	if len(body) == 0 {
+		return body, nil
+	}
+	s, err := c.Open(IdempotencyBody, string(body), storeID, key)
+	return []byte(s), err
+}
+
+// Reseal returns what the step at Open writes for a value it must (re)seal:
+// plaintext an older version wrote, or a value sealed under a key that is
+// no longer current. It fails when the value was sealed under a key the
+// keyring does not have or that does not open it.
+func (c Codec) Reseal(col Column, v string, keys ...string) (string, error) {
+	if keyring.IsSealed(v) {
+		plain, err := c.Open(col, v, keys...)
+		if err != nil {
+			return "", fmt.Errorf("the database was sealed with another key than the ones given (%w); start with the keyring it was sealed with", err)
+		}
+		v = plain
+	}
+	return c.Seal(col, v, keys...), nil
+}
+
+// CurrentPrefix is how every value sealed under the current key starts:
+// values without it are pending.
+func (c Codec) CurrentPrefix() string {
+	return keyring.Prefix + c.KR.CurrentID() + ":"
+}
+
+// CheckTable holds one sealed check value per key id, so that a keyring
+// whose key of some id is not the key the database knows under that id
+// fails at Open, even before any secret was stored.
+const CheckTable = "encryption_key_checks"
+
+// CheckColumn is the sealed column of CheckTable.
+var CheckColumn = Column{Table: CheckTable, Name: "sealed", Keys: []string{"key_id"}}
+
+// CheckPlain is what a check value seals.
+const CheckPlain = "keelpay encryption key check"
+
+// Check opens the check value of key id (sealed under that key).
+func (c Codec) Check(id, sealed string) error {
+	got, err := c.Open(CheckColumn, sealed, id)
+	if err != nil || got != CheckPlain {
+		return fmt.Errorf("the key with id %q is not the key this database knows under that id; start with the keyring it was sealed with (see docs/security.md)", id)
+	}
+	return nil
+}
+
+// NewCheck seals the check value of key id under that key.
+func (c Codec) NewCheck(id string) (string, error) {
+	k, err := c.KR.Only(id)
+	if err != nil {
+		return "", err
+	}
+	return Codec{KR: k}.Seal(CheckColumn, CheckPlain, id), nil
+}
