@@ -123,6 +123,31 @@ func TestRetriedConfirmAfterCrashAnswersTheSame(t *testing.T) {
 	}
 }
 
+// TestRetriedSetupAfterCrashRotatesOnce: a change with the secret key
+// stores its answer with the change, so a retry after a crash hands out
+// the webhook secret that change issued instead of rotating again (which
+// would leave the client with a secret that signs nothing).
+func TestRetriedSetupAfterCrashRotatesOnce(t *testing.T) {
+	t.Parallel()
+	dies := &diesBeforeStoring{}
+	b := setup(t, func(o *options) {
+		o.wrapStorage = func(s storage.Storage) storage.Storage { dies.Storage = s; return dies }
+	})
+	s := b.shop(t, "app_shop")
+	body := setupBody("app_shop", "https://store.example/hooks")
+	body["rotate_webhook_secret"] = true
+	rq := keyed("POST", "/v1/setup", s.sk, "rotate-1", body)
+	dies.die(true)
+	first := b.do(t, rq)
+	dies.die(false)
+	require.Equal(t, http.StatusOK, first.Status, "%s", first.Raw)
+	b.clock.Advance(httpapi.IdempotencyLockTimeout + time.Second)
+	requireReplay(t, first, b.do(t, rq))
+	st, err := b.db.StoreGetByID(context.Background(), s.id)
+	require.NoError(t, err)
+	require.Equal(t, first.str("webhook_secret"), st.WebhookSecret, "the secret in the answer is the one that signs")
+}
+
 // crashAfterCharge stands for a process that dies after the provider
 // charged and before the outcome was committed: the provider's answer is
 // lost (the handler panics, as a crash ends the run).

@@ -44,17 +44,23 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 		p.StoreID = c.store.ID
 	}
 	p.ClientAddr = a.cfg.ClientAddr(r)
+	answersWith(r, setupAnswer)
 	res, err := a.cfg.Stores.Setup(r.Context(), p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
 	setStore(r, res.Store.ID)
+	writeAnswer(w, res, setupAnswer)
+}
+
+// setupAnswer is 201 for a store's first setup and 200 for a change.
+func setupAnswer(res *stores.SetupResult) (int, any) {
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, storeJSON{
+	return status, storeJSON{
 		ID:             res.Store.ID,
 		Object:         "store",
 		Currency:       res.Store.Currency,
@@ -62,5 +68,5 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 		SecretKey:      res.SecretKey,
 		WebhookURL:     res.Store.WebhookURL,
 		WebhookSecret:  res.WebhookSecret,
-	})
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -331,7 +332,17 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 			WithDetail("publishable_key", current.PublishableKey)
 	}
 	next.UpdatedAt = now
-	if err := s.cfg.Storage.StoreUpdate(ctx, &next, current.Version); err != nil {
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		if err := tx.StoreUpdate(ctx, &next, current.Version); err != nil {
+			return err
+		}
+		// A setup with the secret key and an Idempotency-Key stores its
+		// answer (sealed, as it carries new secrets) with the change: a
+		// retry after a crash gets the secrets this change issued rather
+		// than rotating them again.
+		return idem.Finish(ctx, tx, next.ID, res)
+	})
+	if err != nil {
 		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrDuplicate) {
 			return nil, setupConflict()
 		}
