@@ -177,6 +177,7 @@ func TestPublishableKeyOnSecretKeyRoutes(t *testing.T) {
 	ids := map[string]string{
 		"/v1/events/{id}":                  event.str("id"),
 		"/v1/events/{id}/redeliver":        event.str("id"),
+		"/v1/events/{id}/attempts":         event.str("id"),
 		"/v1/card_sessions/{id}":           session.str("id"),
 		"/v1/cards/{id}":                   card.str("id"),
 		"/v1/payment_intents/{id}":         intent.str("id"),
@@ -221,13 +222,17 @@ func TestPublishableKeyOnSecretKeyRoutes(t *testing.T) {
 			default:
 				continue
 			}
-			u := strings.ReplaceAll(path, "{id}", ids[path])
+			u := path
+			if strings.Contains(path, "{id}") {
+				require.Contains(t, ids, path, "an id for %s", path)
+				u = strings.ReplaceAll(path, "{id}", ids[path])
+			}
 			r := b.do(t, req{method: strings.ToUpper(method), path: u, key: s.pk, body: bodies[name]})
 			requireError(t, r, http.StatusUnauthorized, "invalid_api_key")
 			checked++
 		}
 	}
-	require.Equal(t, 14, checked, "setup, the twelve routes that need the secret key, and the intent read")
+	require.Equal(t, 16, checked, "setup, the fourteen routes that need the secret key, and the intent read")
 	// Nothing changed: the intent is still succeeded, the store keeps its
 	// webhook URL.
 	require.Equal(t, "succeeded", b.getIntent(t, s, intent.str("id")).str("status"))
