@@ -237,9 +237,20 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 	if p.StartingAfter != "" && !keelpay.ValidID(keelpay.PrefixEvent, p.StartingAfter) {
 		return RedeliverManyResult{}, keelpay.InvalidRequest("starting_after", "invalid_starting_after", cursorMsg)
 	}
-	n, next, err := s.cfg.Storage.DeliveryRedeliverMany(ctx, storage.DeliveryRedeliverManyParams{
-		StoreID: p.StoreID, Status: p.Status, Type: p.Type, CreatedAfter: p.CreatedAfter, CreatedBefore: p.CreatedBefore,
-		StartingAfter: p.StartingAfter, Limit: RedeliverMax, Now: s.cfg.Clock.Now(),
+	var res RedeliverManyResult
+	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		n, next, err := tx.DeliveryRedeliverMany(ctx, storage.DeliveryRedeliverManyParams{
+			StoreID: p.StoreID, Status: p.Status, Type: p.Type, CreatedAfter: p.CreatedAfter, CreatedBefore: p.CreatedBefore,
+			StartingAfter: p.StartingAfter, Limit: RedeliverMax, Now: s.cfg.Clock.Now(),
+		})
+		if err != nil {
+			return err
+		}
+		res = RedeliverManyResult{Queued: n, Next: next}
+		// With an Idempotency-Key the answer commits with what it
+		// queued: a retry after a crash reports these counts rather than
+		// queueing again.
+		return idem.Finish(ctx, tx, p.StoreID, res)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return RedeliverManyResult{}, keelpay.InvalidRequest("starting_after", "invalid_starting_after", cursorMsg)
@@ -247,10 +258,10 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 	if err != nil {
 		return RedeliverManyResult{}, fmt.Errorf("redeliver events: %w", err)
 	}
-	if n > 0 {
+	if res.Queued > 0 {
 		s.cfg.Dispatcher.Notify()
 	}
-	return RedeliverManyResult{Queued: n, Next: next}, nil
+	return res, nil
 }
 
 func errEventNotFound() error {

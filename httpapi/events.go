@@ -240,14 +240,19 @@ func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) 
 		a.writeError(w, r, keelpay.InvalidRequest("type", "invalid_type", "type must be one of the event types."))
 		return
 	}
+	answersWith(r, redeliveryAnswer)
 	res, err := a.cfg.Events.RedeliverMany(r.Context(), p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
+	writeAnswer(w, res, redeliveryAnswer)
+}
+
+func redeliveryAnswer(res events.RedeliverManyResult) (int, any) {
 	out := redeliveryJSON{Object: "redelivery", Queued: res.Queued, HasMore: res.Next != ""}
 	if res.Next != "" {
 		out.NextStartingAfter = &res.Next
 	}
-	writeJSON(w, http.StatusOK, out)
+	return http.StatusOK, out
 }

@@ -148,6 +148,31 @@ func TestRetriedSetupAfterCrashRotatesOnce(t *testing.T) {
 	require.Equal(t, first.str("webhook_secret"), st.WebhookSecret, "the secret in the answer is the one that signs")
 }
 
+// TestRetriedBulkReplayAfterCrashAnswersTheSame: a bulk replay commits
+// its answer with what it queued; a retry after a crash reports those
+// counts instead of finding nothing left to queue.
+func TestRetriedBulkReplayAfterCrashAnswersTheSame(t *testing.T) {
+	t.Parallel()
+	dies := &diesBeforeStoring{}
+	b := setup(t, func(o *options) {
+		o.wrapStorage = func(s storage.Storage) storage.Storage { dies.Storage = s; return dies }
+	})
+	s := b.hookStore(t, "app_shop")
+	s.rec.SetStatus(http.StatusServiceUnavailable)
+	for range 3 {
+		b.insertEvent(t, s.id)
+	}
+	b.failAll(t, b.dispatcher)
+	rq := keyed("POST", "/v1/events/redeliver", s.key, "replay-1", map[string]any{})
+	dies.die(true)
+	first := b.do(t, rq)
+	dies.die(false)
+	require.Equal(t, http.StatusOK, first.Status, "%s", first.Raw)
+	require.EqualValues(t, 3, first.Body["queued"])
+	b.clock.Advance(httpapi.IdempotencyLockTimeout + time.Second)
+	requireReplay(t, first, b.do(t, rq))
+}
+
 // crashAfterCharge stands for a process that dies after the provider
 // charged and before the outcome was committed: the provider's answer is
 // lost (the handler panics, as a crash ends the run).
