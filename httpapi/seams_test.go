@@ -18,6 +18,7 @@ import (
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -309,4 +310,53 @@ func TestHangUpIsNotAStoredError(t *testing.T) {
 	require.Equal(t, string(keelpay.RefundSucceeded), retry.str("status"))
 	require.Equal(t, 1, b.sandbox.Refunds(), "paid out once")
 	require.NotContains(t, b.logs.String(), "context canceled")
+}
+
+// crashAfterPayout stands for a process that dies after the provider paid
+// a refund out and before the outcome was committed.
+type crashAfterPayout struct {
+	provider.Provider
+	mu    sync.Mutex
+	armed bool
+}
+
+func (c *crashAfterPayout) Refund(ctx context.Context, r provider.RefundRequest) (*provider.RefundResult, error) {
+	res, err := c.Provider.Refund(ctx, r)
+	c.mu.Lock()
+	armed := c.armed
+	c.armed = false
+	c.mu.Unlock()
+	if armed {
+		panic("the process died after the payout")
+	}
+	return res, err
+}
+
+// TestRetriedRefundResumesItsSend: the recorded send is the key's recovery
+// point; a retry looks the send up by its attempt id instead of sending
+// again, and answers 201 with the refund as the first run would have.
+func TestRetriedRefundResumesItsSend(t *testing.T) {
+	t.Parallel()
+	crash := &crashAfterPayout{}
+	b := setup(t, func(o *options) {
+		o.wrap = func(p provider.Provider) provider.Provider { crash.Provider = p; return crash }
+	})
+	s := b.shop(t, "app_shop")
+	pi := b.paid(t, s, "4242424242424242")
+	crash.mu.Lock()
+	crash.armed = true
+	crash.mu.Unlock()
+	rq := keyed("POST", "/v1/refunds", s.sk, "refund-1", refundBody(pi))
+
+	requireError(t, b.do(t, rq), http.StatusInternalServerError, "internal_error")
+	require.Equal(t, 1, b.sandbox.Refunds(), "the sandbox paid out")
+	requireError(t, b.do(t, rq), http.StatusConflict, "idempotency_key_in_use")
+
+	b.clock.Advance(refunds.ProviderTimeout)
+	resumed := b.do(t, rq)
+	require.Equal(t, http.StatusCreated, resumed.Status, "%s", resumed.Raw)
+	require.Equal(t, string(keelpay.RefundSucceeded), resumed.str("status"))
+	require.EqualValues(t, 1, resumed.Body["attempts"], "no second send")
+	require.Equal(t, 1, b.sandbox.Refunds(), "paid out once")
+	requireReplay(t, resumed, b.do(t, rq))
 }
