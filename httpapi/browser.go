@@ -19,7 +19,7 @@ import (
 	fieldrules "github.com/keelpay/keelpay/internal/fields"
 )
 
-// The browser's side of keelpay (API-DECISIONS, "Endpoints"): the script a
+// The browser's side of keelpay (docs/api.md, "Endpoints"): the script a
 // store's page loads, and the hosted card field, the page the script shows
 // in an iframe. The card field is served from keelpay's origin and makes
 // every API call of the browser itself, with same-origin requests; the

@@ -19,7 +19,7 @@ import (
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Idempotency-Key handling (API-DECISIONS, General), as in Stripe and the
+// Idempotency-Key handling (docs/api.md, General), as in Stripe and the
 // IETF idempotency-key draft.
 const (
 	// IdempotencyKeyTTL is how long a response is kept for its key,
@@ -173,7 +173,7 @@ func sentStatus(status int) int {
 // again:
 //
 //   - 400, 401, 413, 415: rejected by validation or authentication before
-//     anything happened (API-DECISIONS: "a request rejected by validation
+//     anything happened (docs/api.md: "a request rejected by validation
 //     stores nothing"; setup's 401 invalid_credentials changes nothing).
 //   - 429 and 503: the spec says to retry after Retry-After, and of a 503
 //     "nothing was sent; the next POST sends it" (7.5).

@@ -11,7 +11,7 @@
 //	}
 //
 // Every method that reads an object of a store takes the store id, so an
-// object of another store is simply not found (ARCHITECTURE invariant 5).
+// object of another store is simply not found (no store ever sees another's objects).
 // Times are kept to the microsecond, in UTC; the zero time stays zero.
 package storage
 

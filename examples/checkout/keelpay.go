@@ -106,7 +106,7 @@ func setupStore(ctx context.Context, c *apiClient, clientID, clientSecret, webho
 	for range 3 {
 		err = c.call(ctx, "POST", "/v1/setup", body, &keys)
 		var e *apiError
-		// Two setups at once: one wins, the other repeats (spec 7.1).
+		// Two setups at once: one wins, the other repeats (docs/errors.md).
 		if !errors.As(err, &e) || e.Code != "setup_conflict" {
 			break
 		}

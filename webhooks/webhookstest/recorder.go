@@ -59,7 +59,7 @@ type Recorder struct {
 // when the test ends.
 //
 // By default it answers 204 to a delivery with a valid signature and 400 to
-// any other request, like the reference receiver of spec 6.4.
+// any other request, like the reference receiver of docs/webhooks.md.
 //
 // secret may be "" when the secret is only known later (keelpay issues it
 // in the setup that names the recorder's URL): call SetSecrets then; until
