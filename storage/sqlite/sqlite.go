@@ -1,11 +1,3 @@
-// Package sqlite is the keelpay storage adapter for an embedded SQLite file
-// (modernc.org/sqlite, no cgo).
-//
-// The file is opened in WAL mode with synchronous=FULL, so a committed
-// payment survives a power cut. Writes go through one connection owned by
-// one goroutine that commits the transactions waiting for it together
-// (group commit: each keeps its own savepoint, all share one fsync); reads
-// use a separate pool and never wait behind writes.
 package sqlite
 
 import (

@@ -1,0 +1,23 @@
+// Package sqlite is the keelpay storage adapter for an embedded SQLite file
+// (modernc.org/sqlite, no cgo).
+//
+// The file is opened in WAL mode with synchronous=FULL, so a committed
+// payment survives a power cut. Writes go through one connection owned by
+// one goroutine that commits the transactions waiting for it together
+// (group commit: each keeps its own savepoint, all share one fsync); reads
+// use a separate pool and never wait behind writes.
+//
+// Open a file with [Open] and a [Config]; the [DB] it returns is a
+// [github.com/keelpay/keelpay/storage.Storage] to hand to the services:
+//
+//	db, err := sqlite.Open(ctx, sqlite.Config{Path: "keelpay.db"})
+//	if err != nil {
+//		return err
+//	}
+//	defer db.Close()
+//	pay := payments.New(payments.Config{Provider: prov, Storage: db})
+//
+// One process owns the file. Several processes sharing one database use
+// PostgreSQL ([github.com/keelpay/keelpay/storage/postgres]); see
+// docs/operating.md.
+package sqlite
