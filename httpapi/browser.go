@@ -246,7 +246,7 @@ func (a *api) fieldLookupError(w http.ResponseWriter, r *http.Request, err error
 }
 
 func (a *api) fieldInternal(w http.ResponseWriter, r *http.Request, err error) {
-	a.log.ErrorContext(r.Context(), "internal error", slog.String("request_id", requestID(r.Context())), slog.Any("error", err))
+	a.log.ErrorContext(r.Context(), "internal error", slog.Any("error", err))
 	a.fieldError(w, http.StatusInternalServerError, "Internal error.")
 }
 

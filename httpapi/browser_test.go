@@ -220,5 +220,5 @@ func TestCardFieldPage(t *testing.T) {
 	logs := b.logs.String()
 	require.NotContains(t, logs, secret)
 	require.NotContains(t, logs, intent.str("client_secret"))
-	require.Regexp(t, regexp.MustCompile(`"route":"GET /elements/v1/card"`), logs)
+	require.Regexp(t, regexp.MustCompile(`"method":"GET","route":"/elements/v1/card"`), logs)
 }

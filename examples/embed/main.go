@@ -47,7 +47,8 @@ func main() {
 }
 
 func run(ctx context.Context, addr, dbPath string) error {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// Lines written while a request is served carry its request_id.
+	logger := slog.New(keelpay.NewLogHandler(slog.NewTextHandler(os.Stderr, nil)))
 	db, err := sqlite.Open(ctx, sqlite.Config{Path: dbPath})
 	if err != nil {
 		return err
