@@ -266,16 +266,17 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // requestCount is how many requests the reference server has answered on
-// a route, from its metrics.
+// a route ("METHOD /pattern"), from its metrics.
 func requestCount(t *testing.T, route string) int {
 	t.Helper()
+	method, pattern, _ := strings.Cut(route, " ")
 	resp, err := http.Get(keelpayURL + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	n := 0
-	re := regexp.MustCompile(`(?m)^keelpay_http_requests_total\{route="` + regexp.QuoteMeta(route) + `",status="\d+"\} (\d+)$`)
+	re := regexp.MustCompile(`(?m)^keelpay_http_requests_total\{code="\d+",method="` + method + `",route="` + regexp.QuoteMeta(pattern) + `"\} (\d+)$`)
 	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
 		v, err := strconv.Atoi(m[1])
 		require.NoError(t, err)
