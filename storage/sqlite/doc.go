@@ -17,6 +17,11 @@
 //	defer db.Close()
 //	pay := payments.New(payments.Config{Provider: prov, Storage: db})
 //
+// The schema is the numbered SQL files of [Migrations], recorded in the
+// table [MigrationsTable]. Open applies the missing ones; [Migrate] does the
+// same from a deployment step; a team that runs migrations with its own
+// tool applies the files itself and opens with Config.SkipMigrations.
+//
 // One process owns the file. Several processes sharing one database use
 // PostgreSQL ([github.com/keelpay/keelpay/storage/postgres]); see
 // docs/operating.md.
