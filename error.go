@@ -10,7 +10,7 @@ import (
 // code; the message is English text for logs and may change.
 type Code string
 
-// General codes (spec 7.2).
+// General codes (docs/errors.md).
 const (
 	CodeInvalidRequest         Code = "invalid_request"
 	CodeInvalidAPIKey          Code = "invalid_api_key"
@@ -21,13 +21,13 @@ const (
 	CodeProviderAPIUnavailable Code = "provider_api_unavailable"
 	CodePlatformAccessPending  Code = "platform_access_pending"
 	// CodeNotFound and CodeMethodNotAllowed answer a path or method the API
-	// does not have, so that every answer is a JSON error (beyond the spec:
-	// decided by the implementation, see docs/errors.md).
+	// does not have, so that every answer is a JSON error (see
+	// docs/errors.md).
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
 )
 
-// Setup codes (spec 7.2).
+// Setup codes (docs/errors.md).
 const (
 	CodeInvalidCredentials          Code = "invalid_credentials"
 	CodeStoreAlreadyEnabled         Code = "store_already_enabled"
@@ -38,8 +38,8 @@ const (
 	CodePlatformCertificateMismatch Code = "platform_certificate_mismatch"
 )
 
-// Card session, card and payment intent codes: spec 7.3, plus
-// card_rejected (API-DECISIONS, capture) and the two unexpected-state codes
+// Card session, card and payment intent codes (docs/errors.md), plus
+// card_rejected (docs/api.md, capture) and the two unexpected-state codes
 // decided by the implementation (docs/errors.md).
 const (
 	CodeCardSessionNotFound        Code = "card_session_not_found"
@@ -57,7 +57,7 @@ const (
 	CodeCardSessionUnexpectedState Code = "card_session_unexpected_state"
 )
 
-// Refund codes (spec 7.5).
+// Refund codes (docs/errors.md).
 const (
 	CodeRefundNotFound             Code = "refund_not_found"
 	CodePaymentIntentNotRefundable Code = "payment_intent_not_refundable"
@@ -65,12 +65,12 @@ const (
 	CodeRefundInProgress           Code = "refund_in_progress"
 )
 
-// Event codes (spec 7.6).
+// Event codes (docs/errors.md).
 const (
 	CodeEventNotFound Code = "event_not_found"
 )
 
-// Idempotency codes (API-DECISIONS, Idempotency-Key).
+// Idempotency codes (docs/api.md, Idempotency-Key).
 const (
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
 	CodeIdempotencyKeyInUse  Code = "idempotency_key_in_use"

@@ -29,7 +29,7 @@ type Store struct {
 	UpdatedAt time.Time
 }
 
-// PaymentIntentStatus is the status of a payment intent (spec 3.1).
+// PaymentIntentStatus is the status of a payment intent (docs/api.md).
 type PaymentIntentStatus string
 
 // Payment intent statuses.
@@ -81,7 +81,7 @@ type NextAction struct {
 	URL  string `json:"url"`
 }
 
-// PaymentIntent is a payment of one amount by one card (spec 2.2).
+// PaymentIntent is a payment of one amount by one card (docs/api.md).
 type PaymentIntent struct {
 	ID                 string
 	StoreID            string
@@ -173,7 +173,7 @@ type Card struct {
 	CreatedAt     time.Time
 }
 
-// RefundStatus is the status of a refund (spec 3.2).
+// RefundStatus is the status of a refund (docs/api.md).
 type RefundStatus string
 
 // Refund statuses.
@@ -206,7 +206,7 @@ type Refund struct {
 	Version        int64
 }
 
-// EventType is the type of an event (spec 6.1).
+// EventType is the type of an event (docs/webhooks.md).
 type EventType string
 
 // Event types.
@@ -220,7 +220,7 @@ const (
 	EventWebhookTest                EventType = "webhook.test"
 )
 
-// EventTypes lists every event type, in the spec's order.
+// EventTypes lists every event type, in the order of docs/webhooks.md.
 var EventTypes = []EventType{
 	EventCardCreated,
 	EventPaymentIntentSucceeded,
@@ -242,7 +242,7 @@ func ValidEventType(t string) bool {
 }
 
 // Event is a change reported to the store. Body is the JSON envelope
-// (spec 2.1), serialised once at creation and sent byte for byte on every
+// (docs/api.md), serialised once at creation and sent byte for byte on every
 // delivery attempt.
 type Event struct {
 	ID        string

@@ -25,7 +25,7 @@ import (
 	"github.com/keelpay/keelpay/webhooks"
 )
 
-// RetryDelays are the waits after each failed attempt (spec 6.4): seven
+// RetryDelays are the waits after each failed attempt (docs/webhooks.md): seven
 // attempts in all, then the delivery is failed.
 var RetryDelays = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 24 * time.Hour}
 
@@ -53,7 +53,7 @@ type DispatcherConfig struct {
 	// refused at dial time, after DNS, so rebinding cannot get around it.
 	// The reference server's sandbox mode turns it on.
 	AllowInsecure bool
-	// AttemptTimeout is how long a receiver has to answer (spec: 10 s).
+	// AttemptTimeout is how long a receiver has to answer (10 s, docs/webhooks.md).
 	AttemptTimeout time.Duration
 	// ClaimBatch is the most deliveries claimed in one query.
 	ClaimBatch int
@@ -117,7 +117,7 @@ func (c DispatcherConfig) WithDefaults() DispatcherConfig {
 // Dispatcher delivers events from storage to stores' webhook URLs: it
 // claims due deliveries with a lease, posts the stored body bytes signed
 // with the store's current secret, records each attempt and schedules the
-// next by the spec's table. Several dispatchers, in one process or many,
+// next by the table in docs/webhooks.md. Several dispatchers, in one process or many,
 // can run against one database.
 type Dispatcher struct {
 	cfg     DispatcherConfig
@@ -154,7 +154,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		cfg: cfg,
 		client: &http.Client{
 			Transport: transport,
-			// Redirects are not followed (spec 6.4): a 3xx is a failure.
+			// Redirects are not followed (docs/webhooks.md): a 3xx is a failure.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		wake: make(chan struct{}, 1),

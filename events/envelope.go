@@ -8,7 +8,7 @@ import (
 	"github.com/keelpay/keelpay"
 )
 
-// envelope is the JSON body of a webhook and of an event record (spec 2.1).
+// envelope is the JSON body of a webhook and of an event record (docs/api.md).
 type envelope struct {
 	ID        string            `json:"id"`
 	Object    string            `json:"object"`

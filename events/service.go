@@ -12,7 +12,7 @@ import (
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Limits of the events API (spec 4.2, 4.3).
+// Limits of the events API (docs/api.md).
 const (
 	TestLimit        = 10
 	TestLimitWindow  = time.Minute
@@ -44,7 +44,7 @@ func NewService(cfg Config) *Service {
 	return &Service{cfg: cfg}
 }
 
-// testObject is the data.object of webhook.test (spec 4.2).
+// testObject is the data.object of webhook.test (docs/api.md).
 var testObject = map[string]string{"message": "test"}
 
 // SendTest creates a webhook.test event for the store and makes its first

@@ -19,7 +19,7 @@ import (
 	fieldrules "github.com/keelpay/keelpay/internal/fields"
 )
 
-// The browser's side of keelpay (API-DECISIONS, "Endpoints"): the script a
+// The browser's side of keelpay (docs/api.md, "Endpoints"): the script a
 // store's page loads, and the hosted card field, the page the script shows
 // in an iframe. The card field is served from keelpay's origin and makes
 // every API call of the browser itself, with same-origin requests; the
@@ -246,7 +246,7 @@ func (a *api) fieldLookupError(w http.ResponseWriter, r *http.Request, err error
 }
 
 func (a *api) fieldInternal(w http.ResponseWriter, r *http.Request, err error) {
-	a.log.ErrorContext(r.Context(), "internal error", slog.String("request_id", requestID(r.Context())), slog.Any("error", err))
+	a.log.ErrorContext(r.Context(), "internal error", slog.Any("error", err))
 	a.fieldError(w, http.StatusInternalServerError, "Internal error.")
 }
 

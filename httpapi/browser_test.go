@@ -63,7 +63,7 @@ func TestScriptIsServedWithItsIntegrity(t *testing.T) {
 }
 
 // TestScriptHasAMessageForEveryFailure checks the tables of keelpay.js:
-// each code of spec 7.4 and each decline code has a sentence in each of
+// each last_error code (docs/errors.md) and each decline code has a sentence in each of
 // the four languages. The browser tests check what the function returns.
 func TestScriptHasAMessageForEveryFailure(t *testing.T) {
 	t.Parallel()
@@ -220,5 +220,5 @@ func TestCardFieldPage(t *testing.T) {
 	logs := b.logs.String()
 	require.NotContains(t, logs, secret)
 	require.NotContains(t, logs, intent.str("client_secret"))
-	require.Regexp(t, regexp.MustCompile(`"route":"GET /elements/v1/card"`), logs)
+	require.Regexp(t, regexp.MustCompile(`"method":"GET","route":"/elements/v1/card"`), logs)
 }

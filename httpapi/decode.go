@@ -14,7 +14,7 @@ import (
 	"github.com/keelpay/keelpay"
 )
 
-// MaxBodyBytes is the largest request body accepted (spec 8).
+// MaxBodyBytes is the largest request body accepted (docs/api.md).
 const MaxBodyBytes = 16 << 10
 
 // readBody reads a request body of at most MaxBodyBytes, also when it is

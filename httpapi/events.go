@@ -22,7 +22,7 @@ func (a *api) eventRoutes() []route {
 	}
 }
 
-// deliveryJSON is an event's delivery state (API-DECISIONS).
+// deliveryJSON is an event's delivery state (docs/api.md).
 type deliveryJSON struct {
 	Status         keelpay.DeliveryStatus `json:"status"`
 	Attempts       int                    `json:"attempts"`

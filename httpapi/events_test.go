@@ -140,7 +140,7 @@ func TestWebhookTestRateLimitPerStore(t *testing.T) {
 	requireError(t, b.do(t, req{method: "POST", path: "/v1/webhooks/test"}), http.StatusUnauthorized, "invalid_api_key")
 }
 
-// TestDeliveryWalksAllSevenAttempts fails one delivery every way the spec
+// TestDeliveryWalksAllSevenAttempts fails one delivery every way docs/webhooks.md
 // names, at the scheduled times, and checks each attempt and the state
 // after it; the seventh attempt succeeds. A second delivery fails seven
 // times and is failed, until it is redelivered.

@@ -164,10 +164,10 @@ func TestHealthzAndMetrics(t *testing.T) {
 	r = b.do(t, req{method: "GET", path: "/metrics"})
 	require.Equal(t, http.StatusOK, r.Status)
 	metrics := string(r.Raw)
-	require.Contains(t, metrics, `keelpay_http_requests_total{route="POST /v1/setup",status="201"} 1`)
-	require.Contains(t, metrics, `keelpay_http_requests_total{route="GET /healthz",status="200"} 1`)
-	require.Contains(t, metrics, `keelpay_http_requests_total{route="unknown",status="404"} 1`)
-	require.Contains(t, metrics, `keelpay_http_request_duration_seconds_bucket{route="POST /v1/setup",status="201",le=`)
+	require.Contains(t, metrics, `keelpay_http_requests_total{code="201",method="POST",route="/v1/setup"} 1`)
+	require.Contains(t, metrics, `keelpay_http_requests_total{code="200",method="GET",route="/healthz"} 1`)
+	require.Contains(t, metrics, `keelpay_http_requests_total{code="404",method="GET",route="unmatched"} 1`)
+	require.Contains(t, metrics, `keelpay_http_request_duration_seconds_bucket{code="201",method="POST",route="/v1/setup",le=`)
 }
 
 func TestLogsCarryNoSecrets(t *testing.T) {

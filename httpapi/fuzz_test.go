@@ -22,7 +22,7 @@ import (
 // FuzzSetupRequest sends arbitrary bodies and content types to POST
 // /v1/setup: every answer is JSON, every error has a code and a message,
 // and nothing panics or is a 500 (the only 5xx are the provider's 503s of
-// spec 7.2, reachable through the sandbox's magic client ids). Run it longer with
+// docs/errors.md, reachable through the sandbox's magic client ids). Run it longer with
 //
 //	go test ./httpapi -run '^$' -fuzz FuzzSetupRequest -fuzztime 3m
 func FuzzSetupRequest(f *testing.F) {
@@ -72,7 +72,7 @@ func FuzzSetupRequest(f *testing.F) {
 		if w.Code >= 400 && (out.Error == nil || out.Error.Code == "" || out.Error.Message == "") {
 			t.Fatalf("error without code or message: %s", w.Body)
 		}
-		// The only 503s of setup are the provider's (spec 7.2).
+		// The only 503s of setup are the provider's (docs/errors.md).
 		if w.Code == http.StatusServiceUnavailable && !strings.HasPrefix(out.Error.Code, "provider_") && !strings.HasPrefix(out.Error.Code, "platform_") {
 			t.Fatalf("unexpected 503 %s", w.Body)
 		}

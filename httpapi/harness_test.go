@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keelpaytest"
@@ -82,7 +83,9 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 		p = o.wrap(sb)
 	}
 	logs := &syncBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// As docs/operating.md asks: one logger for every service, built on
+	// keelpay.NewLogHandler, so that their lines carry the request id.
+	logger := slog.New(keelpay.NewLogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: p, Storage: db})
 	metrics := prometheus.NewRegistry()
 	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})

@@ -36,7 +36,9 @@ type Config struct {
 	Events *events.Service
 	// Logger receives one line per request and the detail of internal
 	// errors; it never receives bodies, keys or personal data. Default:
-	// slog.Default().
+	// slog.Default(). Every line carries the request's request_id: build
+	// the services' loggers on [keelpay.NewLogHandler] too, and their lines
+	// written during a request carry it as well.
 	Logger *slog.Logger
 	// Metrics is where request metrics are registered and what GET
 	// /metrics serves. Default: a new registry.
@@ -72,6 +74,7 @@ func New(cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Logger = slog.New(keelpay.NewLogHandler(cfg.Logger.Handler()))
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
@@ -162,9 +165,13 @@ func (a *api) routes() {
 			}
 		}
 	}
-	a.mux.Handle("GET /metrics", promhttp.HandlerFor(a.cfg.Metrics, promhttp.HandlerOpts{}))
+	metrics := promhttp.HandlerFor(a.cfg.Metrics, promhttp.HandlerOpts{})
+	a.mux.HandleFunc("GET "+routeMetrics, func(w http.ResponseWriter, r *http.Request) {
+		setRoute(r, routeMetrics)
+		metrics.ServeHTTP(w, r)
+	})
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		setRoute(r, "unknown")
+		setRoute(r, routeUnmatched)
 		a.writeError(w, r, keelpay.NewError(http.StatusNotFound, keelpay.CodeNotFound, "No such path."))
 	})
 }
@@ -202,9 +209,8 @@ func shadows(p string, paths []string) bool {
 // endpoint wraps a route's handler with its authentication and, for POSTs
 // with a secret key, Idempotency-Key handling.
 func (a *api) endpoint(rt route) http.Handler {
-	pattern := rt.method + " " + rt.path
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setRoute(r, pattern)
+		setRoute(r, rt.path)
 		if rt.method == http.MethodPost {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), WorkTimeout)
 			defer cancel()

@@ -186,7 +186,7 @@ func sentStatus(status int) int {
 // again:
 //
 //   - 400, 401, 413, 415: rejected by validation or authentication before
-//     anything happened (API-DECISIONS: "a request rejected by validation
+//     anything happened (docs/api.md: "a request rejected by validation
 //     stores nothing"; setup's 401 invalid_credentials changes nothing).
 //   - 429 and 503: the client is to retry after Retry-After, and a 503
 //     means the provider did nothing; the next POST does it.

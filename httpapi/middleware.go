@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -19,20 +20,46 @@ type httpMetrics struct {
 	duration *prometheus.HistogramVec
 }
 
+// Route labels of requests that match no route of the table.
+const (
+	// routeUnmatched is a path that no route has (the 404 not_found).
+	routeUnmatched = "unmatched"
+	// routeMetrics is GET /metrics, which is outside the route table.
+	routeMetrics = "/metrics"
+)
+
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	labels := []string{"method", "route", "code"}
 	m := &httpMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "keelpay_http_requests_total",
-			Help: "HTTP requests by route and status.",
-		}, []string{"route", "status"}),
+			Help: "HTTP requests by method, route (the path pattern, or unmatched) and status code.",
+		}, labels),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "keelpay_http_request_duration_seconds",
-			Help:    "HTTP request latency by route and status.",
+			Help:    "HTTP request latency by method, route (the path pattern, or unmatched) and status code.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"route", "status"}),
+		}, labels),
 	}
-	reg.MustRegister(m.requests, m.duration)
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "keelpay_build_info",
+		Help: "A metric with a constant 1 value labelled by the keelpay version and the Go version it was built with.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(keelpay.Version, runtime.Version()).Set(1)
+	reg.MustRegister(m.requests, m.duration, buildInfo)
 	return m
+}
+
+// methodLabel is the method as a metric label: the standard methods as
+// they are, anything else "other", so that clients cannot grow the
+// number of series.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
 
 // statusWriter remembers the status written.
@@ -57,15 +84,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// middleware gives every request an id (the Request-Id header and the
-// logs), turns a panic into 500 internal_error with the detail only in the
-// log, counts and times the request by route, and logs one line for it.
-// It never logs bodies, query strings or headers.
+// middleware gives every request an id (the Request-Id header, and in the
+// context for the logs: see [keelpay.NewLogHandler]), turns a panic into
+// 500 internal_error with the detail only in the log, counts and times the
+// request by method, route and status code, and logs one line for it. It
+// never logs bodies, query strings or headers.
 func (a *api) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{id: keelpay.NewID(keelpay.PrefixRequest), route: "unknown"}
-		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+		st := &requestState{id: keelpay.NewID(keelpay.PrefixRequest), route: routeUnmatched}
+		ctx := keelpay.ContextWithRequestID(context.WithValue(r.Context(), stateKey{}, st), st.id)
+		r = r.WithContext(ctx)
 		w.Header().Set("Request-Id", st.id)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
@@ -73,26 +102,29 @@ func (a *api) middleware(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				a.log.ErrorContext(r.Context(), "panic", slog.String("request_id", st.id),
-					slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+				a.log.ErrorContext(ctx, "panic", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 				if sw.status == 0 {
 					a.writeError(sw, r, keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error."))
 				}
 			}
-			status := strconv.Itoa(sw.status)
-			elapsed := time.Since(start)
-			a.metrics.requests.WithLabelValues(st.route, status).Inc()
-			a.metrics.duration.WithLabelValues(st.route, status).Observe(elapsed.Seconds())
+			if sw.status == 0 { // nothing written: net/http sends 200
+				sw.status = http.StatusOK
+			}
+			method := methodLabel(r.Method)
+			code := strconv.Itoa(sw.status)
+			elapsed := time.Since(start).Seconds()
+			a.metrics.requests.WithLabelValues(method, st.route, code).Inc()
+			a.metrics.duration.WithLabelValues(method, st.route, code).Observe(elapsed)
 			attrs := []slog.Attr{
-				slog.String("request_id", st.id),
+				slog.String("method", method),
 				slog.String("route", st.route),
 				slog.Int("status", sw.status),
-				slog.Duration("duration", elapsed),
+				slog.Float64("duration_seconds", elapsed),
 			}
 			if st.storeID != "" {
 				attrs = append(attrs, slog.String("store_id", st.storeID))
 			}
-			a.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			a.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 		}()
 		next.ServeHTTP(sw, r)
 	})

@@ -1,7 +1,7 @@
 package httpapi
 
 // paymentRoutes are the routes of card sessions, cards and payment intents
-// (API-DECISIONS, "Endpoints"). Without a payments service they do not
+// (docs/api.md, "Endpoints"). Without a payments service they do not
 // exist.
 func (a *api) paymentRoutes() []route {
 	if a.cfg.Payments == nil {

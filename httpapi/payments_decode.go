@@ -10,7 +10,7 @@ import (
 
 // The decoders of the payment requests. Each field is decoded and judged
 // in the decided order (unknown keys first, then the documented fields in
-// the spec's order), with the value rules of package payments, so that the
+// the documented order, docs/api.md), with the value rules of package payments, so that the
 // first failure reported is the first in that order whatever its kind.
 
 // customer decodes the customer object: its own unknown keys (as
@@ -86,7 +86,7 @@ func (f *fields) metadata(dst *map[string]string) {
 }
 
 // pageOrigins decodes page_origins, an array of origins. A missing one,
-// where it is required, is invalid_page_origins too (spec 7.3 has no
+// where it is required, is invalid_page_origins too (docs/errors.md has no
 // missing_ code for it).
 func (f *fields) pageOrigins(required bool, dst *[]string) {
 	if f.err != nil {
@@ -139,7 +139,7 @@ func (f *fields) savedCardOnly() {
 }
 
 // expiry decodes exp_month or exp_year: required integers whose every
-// failure but absence is invalid_expiry (API-DECISIONS, card capture).
+// failure but absence is invalid_expiry (docs/api.md, card capture).
 func (f *fields) expiry(name string, dst *int64, check func(int64) error) {
 	if f.err != nil {
 		return

@@ -9,7 +9,7 @@ import (
 
 // parseQuery reads a query string strictly: unreadable is invalid_query, a
 // parameter not in allowed is unknown_parameter, a repeated one
-// duplicate_parameter (spec 4.3), each reported with details.field.
+// duplicate_parameter (docs/api.md), each reported with details.field.
 func parseQuery(raw string, allowed ...string) (map[string]string, error) {
 	out := map[string]string{}
 	if raw == "" {

@@ -51,7 +51,7 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	if !ok {
-		a.log.ErrorContext(r.Context(), "internal error", slog.String("request_id", requestID(r.Context())), slog.Any("error", err))
+		a.log.ErrorContext(r.Context(), "internal error", slog.Any("error", err))
 		e = keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error.")
 	}
 	if e.RetryAfter > 0 {

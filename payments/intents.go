@@ -83,7 +83,7 @@ func (s *Service) GetIntent(ctx context.Context, st *keelpay.Store, id string) (
 	return pi, nil
 }
 
-// List limits (API-DECISIONS, "Lists").
+// List limits (docs/api.md, "Lists").
 const (
 	ListLimitDefault = 10
 	ListLimitMax     = 100

@@ -7,7 +7,7 @@ import (
 )
 
 // The wire form of card sessions, cards and payment intents
-// (API-DECISIONS, "Objects"). API responses and event objects are built by
+// (docs/api.md, "Objects"). API responses and event objects are built by
 // the same functions, so they cannot drift apart. personal is true only
 // for responses to the store's secret key: then the customer's name, email
 // and phone, the billing details and the client_secret are shown. The
@@ -177,7 +177,7 @@ func NewIntentObject(pi *keelpay.PaymentIntent, personal bool) *IntentObject {
 	return o
 }
 
-// ListObject is a page of a list (API-DECISIONS, "Lists").
+// ListObject is a page of a list (docs/api.md, "Lists").
 type ListObject struct {
 	Object  string `json:"object"`
 	Data    []any  `json:"data"`

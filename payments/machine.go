@@ -12,13 +12,13 @@ import (
 // no storage, no provider, no clock but the time passed in. The service
 // reads, calls the provider, and commits what these functions return.
 
-// Cancellation reasons the service itself gives (API-DECISIONS).
+// Cancellation reasons the service itself gives (docs/api.md).
 const (
 	ReasonExpired = "expired"
 	ReasonVoided  = "voided"
 )
 
-// Codes of last_error (spec 7.4).
+// Codes of last_error (docs/errors.md).
 const (
 	ErrorCardDeclined          = "card_declined"
 	ErrorCardRejected          = "card_rejected"
@@ -61,7 +61,7 @@ func lastError(code, declineCode string) *keelpay.LastError {
 	return &keelpay.LastError{Code: code, DeclineCode: declineCode, Message: msg}
 }
 
-// Timing of attempts (spec 8, API-DECISIONS).
+// Timing of attempts (docs/api.md).
 const (
 	// ThreeDSecureWait is how long a 3D Secure challenge waits for the
 	// buyer; then the reconciler looks the attempt up.
@@ -109,7 +109,7 @@ func canConfirm(status keelpay.PaymentIntentStatus) bool {
 	return status == keelpay.IntentRequiresPaymentMethod
 }
 
-// canCancel reports whether an intent in status may be canceled (spec 3.1).
+// canCancel reports whether an intent in status may be canceled (docs/api.md).
 func canCancel(status keelpay.PaymentIntentStatus) bool {
 	return status == keelpay.IntentRequiresPaymentMethod || status == keelpay.IntentRequiresAction
 }

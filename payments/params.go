@@ -92,7 +92,7 @@ func (p *CaptureParams) Validate(now time.Time) error {
 	return p.Card.validate(now)
 }
 
-// IntentParams is the request of a payment intent (spec 2.2).
+// IntentParams is the request of a payment intent (docs/api.md).
 type IntentParams struct {
 	// Amount is in minor units.
 	Amount int64
@@ -108,7 +108,7 @@ type IntentParams struct {
 	PaymentMethod string
 }
 
-// Validate checks the fields in the spec's order against the store's
+// Validate checks the fields in the documented order (docs/api.md) against the store's
 // currency and makes them canonical.
 func (p *IntentParams) Validate(storeCurrency string) error {
 	if err := CheckAmount(p.Amount); err != nil {

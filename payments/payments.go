@@ -13,7 +13,7 @@ import (
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Lifetimes (API-DECISIONS, "Objects").
+// Lifetimes (docs/api.md, "Objects").
 const (
 	// CardSessionLifetime is how long a card session stays open.
 	CardSessionLifetime = 30 * time.Minute

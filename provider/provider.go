@@ -217,7 +217,8 @@ type ChargeResult struct {
 }
 
 // FailureCode is the code of a refused charge or refund. The charge codes
-// are the spec's section 7.4 codes, the refund codes those of section 7.5,
+// are the last_error codes of a payment intent, the refund codes those of
+// a refund (both in docs/errors.md),
 // so the service can use them as last_error.code unchanged.
 type FailureCode string
 

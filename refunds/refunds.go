@@ -20,7 +20,7 @@ import (
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Limits of refunds (spec 8).
+// Limits of refunds (docs/api.md).
 const (
 	// MaxSends is the most sends of one refund.
 	MaxSends = 3
@@ -104,7 +104,7 @@ func CheckReason(s string) error {
 	return nil
 }
 
-// Validate checks the fields in the spec's order and reports the first
+// Validate checks the fields in the documented order (docs/api.md) and reports the first
 // failure as 400 invalid_request.
 func (p *Params) Validate() error {
 	if err := CheckPaymentIntent(p.PaymentIntent); err != nil {
@@ -373,7 +373,7 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 }
 
 // failure turns a provider's refusal into the refund's last_error; the
-// provider's own text is kept for refund_rejected (spec 7.5).
+// provider's own text is kept for refund_rejected (docs/errors.md).
 func failure(f *provider.Failure) *keelpay.LastError {
 	if f == nil {
 		return &keelpay.LastError{Code: "provider_error", Message: "The provider's answer was unusable."}

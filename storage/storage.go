@@ -1,18 +1,3 @@
-// Package storage is the persistence contract of keelpay: one flat list of
-// Noun+Verb methods ([Executor]) that works the same inside and outside a
-// transaction, and the sentinel errors every adapter maps its driver's
-// errors to.
-//
-// Adapters live in their own packages (storage/sqlite, storage/postgres) and
-// prove themselves with the conformance suite in storage/storagetest:
-//
-//	func TestConformance(t *testing.T) {
-//		storagetest.Run(t, func(t *testing.T) storage.Storage { return openMyStore(t) })
-//	}
-//
-// Every method that reads an object of a store takes the store id, so an
-// object of another store is simply not found (ARCHITECTURE invariant 5).
-// Times are kept to the microsecond, in UTC; the zero time stays zero.
 package storage
 
 import (

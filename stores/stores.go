@@ -39,7 +39,7 @@ const (
 	SetupUnprovenLimitPerAddress = 60
 	SetupLimitWindow             = time.Minute
 	// UnavailableRetryAfter is the Retry-After of 503
-	// provider_api_unavailable on setup.
+	// provider_api_unavailable on setup (docs/api.md).
 	UnavailableRetryAfter = 30 * time.Second
 )
 
@@ -128,7 +128,7 @@ func CheckClientSecret(s string) error {
 	return nil
 }
 
-// CheckWebhookURL validates a webhook URL (API-DECISIONS, Store setup).
+// CheckWebhookURL validates a webhook URL (docs/api.md, Store setup).
 func CheckWebhookURL(s string, allowInsecure bool) error {
 	if s == "" {
 		return keelpay.InvalidRequest("webhook_url", "missing_webhook_url", "webhook_url is required.")
@@ -365,8 +365,8 @@ func setupConflict() error {
 		"Another setup of this store ran at the same time; repeat the request.")
 }
 
-// setupProviderError maps the provider's answer to the setup codes of spec
-// 7.2. Errors of unexpected kinds stay internal.
+// setupProviderError maps the provider's answer to the setup codes in
+// docs/errors.md. Errors of unexpected kinds stay internal.
 func setupProviderError(err error) error {
 	var pe *provider.Error
 	if !errors.As(err, &pe) {

@@ -1,6 +1,6 @@
 // Package webhooks signs and verifies the event deliveries of the keelpay
 // service and gives stores a ready receiver for them. Deliveries follow the
-// Standard Webhooks scheme (spec 6.3): an HMAC-SHA256 over
+// Standard Webhooks scheme (docs/webhooks.md): an HMAC-SHA256 over
 // "<webhook-id>.<webhook-timestamp>.<body>" with the store's webhook secret,
 // sent as "v1,<base64>" in the webhook-signature header. The package imports
 // only the standard library.
@@ -28,7 +28,7 @@
 //
 // # Rotating the secret
 //
-// After a rotation the service signs only with the new secret (spec 6.3). To
+// After a rotation the service signs only with the new secret (docs/webhooks.md). To
 // lose no delivery, a store verifies with both secrets while it switches, and
 // drops the old one once the rotation is done:
 //
@@ -37,7 +37,7 @@
 // # Answer 204 first, then process
 //
 // The service counts any answer other than a 2xx within 10 seconds as a
-// failure and retries (spec 6.4). The handler of [NewHandler] therefore
+// failure and retries (docs/webhooks.md). The handler of [NewHandler] therefore
 // answers 204 as soon as the signature is valid and calls the processing
 // function afterwards, on its own goroutine: slow processing never turns into
 // a retry, and the service's workers are not held by the store.

@@ -6,7 +6,7 @@ import (
 )
 
 // Seen remembers event ids so that a receiver processes each event once,
-// although the service delivers at least once (spec 6.4).
+// although the service delivers at least once (docs/webhooks.md).
 type Seen interface {
 	// SeenBefore records eventID and reports whether it was recorded before.
 	// Both happen atomically: of concurrent calls with the same id, exactly
@@ -21,7 +21,7 @@ const DefaultSeenSize = 10_000
 
 // MemorySeen is a [Seen] in memory that remembers the most recent max distinct
 // event ids and forgets the oldest first. It is bounded by count, not by time:
-// retries of an event span about 33 hours (spec 6.4), so max should exceed the
+// retries of an event span about 33 hours (docs/webhooks.md), so max should exceed the
 // number of events a receiver gets in that time. It forgets everything on
 // restart; a receiver that must never process an event twice implements Seen
 // on its database, e.g. as an insert into a table whose primary key is the

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Verifier checks the signature and timestamp of deliveries (spec 6.3). It is
+// Verifier checks the signature and timestamp of deliveries (docs/webhooks.md). It is
 // safe for concurrent use.
 type Verifier struct {
 	keys      []*key

@@ -298,7 +298,7 @@ func TestVerifyNonCanonicalHeaderKeys(t *testing.T) {
 	require.NoError(t, newVerifier(t, secretA).Verify(d.body, d.header()))
 }
 
-// referenceSign computes an entry the obvious way, straight from spec 6.3.
+// referenceSign computes an entry the obvious way, straight from the scheme in docs/webhooks.md.
 func referenceSign(t *testing.T, secret, content string) string {
 	t.Helper()
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Header names of a delivery (spec 6.2). They are written in lower case as the
-// spec does; [net/http.Header] canonicalises them on lookup.
+// Header names of a delivery (docs/webhooks.md). They are written in lower case as
+// docs/webhooks.md does; [net/http.Header] canonicalises them on lookup.
 const (
 	HeaderID        = "webhook-id"
 	HeaderTimestamp = "webhook-timestamp"
@@ -16,7 +16,7 @@ const (
 )
 
 // DefaultTolerance is how far a delivery's timestamp may lie from the
-// receiver's clock, in either direction (spec 6.3).
+// receiver's clock, in either direction (docs/webhooks.md).
 const DefaultTolerance = 5 * time.Minute
 
 // ErrInvalidSecret is wrapped by the error of [NewSigner] and [NewVerifier]
@@ -49,8 +49,8 @@ type toleranceError struct{ msg string }
 func (e *toleranceError) Error() string { return e.msg }
 func (e *toleranceError) Unwrap() error { return ErrTimestampOutOfTolerance }
 
-// Event is the envelope every delivery carries as its body (spec 2.1). Data.Object
-// is left raw: its shape depends on Type (spec 6.1), and a receiver decodes it
+// Event is the envelope every delivery carries as its body (docs/api.md). Data.Object
+// is left raw: its shape depends on Type (docs/webhooks.md), and a receiver decodes it
 // into its own type, typically to read the object's status.
 type Event struct {
 	ID        string    `json:"id"`

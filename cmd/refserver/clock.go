@@ -61,9 +61,10 @@ func sandboxClock(clock *keelpay.OffsetClock, log *slog.Logger, due func(context
 				return
 			}
 			clock.Advance(time.Duration(*n) * time.Second)
-			log.Info("sandbox clock advanced", slog.Int64("seconds", int64(*n)), slog.Duration("offset", clock.Offset()))
+			log.InfoContext(r.Context(), "sandbox clock advanced", slog.Int64("seconds", int64(*n)),
+				slog.Int64("offset_seconds", int64(clock.Offset()/time.Second)))
 			if err := due(r.Context()); err != nil {
-				log.Error("sandbox clock: due work", slog.Any("error", err))
+				log.ErrorContext(r.Context(), "sandbox clock: due work", slog.Any("error", err))
 			}
 			reply(w)
 		default:

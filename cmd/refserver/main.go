@@ -30,8 +30,9 @@
 // # Several processes on one PostgreSQL database
 //
 // Any number of reference servers can share one PostgreSQL database (give
-// each the same -db URL and the same encryption key; add search_path=<schema> to its query to use a
-// schema other than public). They must also share one payment provider, as
+// each the same -db URL and the same encryption key; keelpay's tables go to
+// the schema "keelpay" unless the URL's search_path=<schema> names another).
+// They must also share one payment provider, as
 // they would a real one. One process, started without -sandbox-url, owns
 // the sandbox: it serves the 3D Secure pages at /sandbox/3ds/ and the
 // sandbox to the others at /sandbox/provider/ (package httpprovider's

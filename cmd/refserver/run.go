@@ -104,11 +104,24 @@ func redactDSN(dsn string) string {
 	return dsn
 }
 
+// newLogger is the one logger of every part of the server: lines written
+// while a request is served carry its request_id.
 func newLogger(format string, w io.Writer) *slog.Logger {
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(keelpay.NewLogHandler(slog.NewJSONHandler(w, nil)))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(keelpay.NewLogHandler(slog.NewTextHandler(w, nil)))
+}
+
+// withRequestID gives the routes outside the API (the sandbox's) what the
+// API gives its own: a Request-Id header on every answer, and the id in the
+// request's context for the logs.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := keelpay.NewID(keelpay.PrefixRequest)
+		w.Header().Set("Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(keelpay.ContextWithRequestID(r.Context(), id)))
+	})
 }
 
 // openStorage opens a PostgreSQL database for a postgres:// or
@@ -237,21 +250,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	mux := http.NewServeMux()
 	if sb != nil {
-		mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
-		mux.Handle("/sandbox/provider/", sb.APIHandler())
+		mux.Handle("/sandbox/3ds/", withRequestID(sb.ChallengeHandler()))
+		mux.Handle("/sandbox/provider/", withRequestID(sb.APIHandler()))
 	}
 	// After a move of the sandbox clock, what became due happens before
 	// the answer: expiry, 3D Secure time-outs, reconciliation; the
 	// resulting webhooks follow at once.
-	mux.Handle("/sandbox/clock", sandboxClock(clock, log, func(ctx context.Context) error {
+	mux.Handle("/sandbox/clock", withRequestID(sandboxClock(clock, log, func(ctx context.Context) error {
 		defer dispatcher.Notify()
 		return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
-	}))
+	})))
 	sbx := &sandboxAPI{dispatcher: dispatcher, log: log, stores: st,
 		trigger: &trigger{clock: clock, events: ev, payments: pay, refunds: ref}}
-	mux.Handle("/sandbox/webhooks/faults", sbx.authed("GET, POST", sbx.faults))
-	mux.Handle("/sandbox/trigger", sbx.authed("POST", sbx.triggerEvent))
-	console := consoleHandler()
+	mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST", sbx.faults)))
+	mux.Handle("/sandbox/trigger", withRequestID(sbx.authed("POST", sbx.triggerEvent)))
+	console := withRequestID(consoleHandler())
 	for _, p := range []string{"GET /sandbox/{$}", "GET /sandbox/console.js", "GET /sandbox/console.css"} {
 		mux.Handle(p, console)
 	}

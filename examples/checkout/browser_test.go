@@ -266,16 +266,17 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // requestCount is how many requests the reference server has answered on
-// a route, from its metrics.
+// a route ("METHOD /pattern"), from its metrics.
 func requestCount(t *testing.T, route string) int {
 	t.Helper()
+	method, pattern, _ := strings.Cut(route, " ")
 	resp, err := http.Get(keelpayURL + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	n := 0
-	re := regexp.MustCompile(`(?m)^keelpay_http_requests_total\{route="` + regexp.QuoteMeta(route) + `",status="\d+"\} (\d+)$`)
+	re := regexp.MustCompile(`(?m)^keelpay_http_requests_total\{code="\d+",method="` + method + `",route="` + regexp.QuoteMeta(pattern) + `"\} (\d+)$`)
 	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
 		v, err := strconv.Atoi(m[1])
 		require.NoError(t, err)
@@ -328,9 +329,7 @@ func TestBrowserSavesACardAndPays(t *testing.T) {
 	require.Equal(t, false, intent["payment_method"].(map[string]any)["saved"])
 	require.Equal(t, []any{c.url}, intent["page_origins"])
 	// A succeeded payment empties the field.
-	number, err := chromedp.Run(field, chromedp.Value(chromedp.ID("number")))
-	require.NoError(t, err)
-	require.Empty(t, number)
+	requireFieldEmpty(t, field)
 
 	// Pay with the saved card: the store's page holds no card field of
 	// the intent; keelpay.js confirms through a hidden one.
@@ -358,7 +357,8 @@ func TestBrowserThreeDSecure(t *testing.T) {
 	} {
 		t.Run(tc.button, func(t *testing.T) {
 			openCheckout(t, ctx, c)
-			typeCard(t, cardField(t, ctx), "4000000000003220")
+			field := cardField(t, ctx)
+			typeCard(t, field, "4000000000003220")
 			press(t, ctx, "pay")
 
 			// The bank's page, in a modal frame on the store's page.
@@ -371,6 +371,14 @@ func TestBrowserThreeDSecure(t *testing.T) {
 			if tc.button == "complete" {
 				screenshot(t, ctx, "checkout-3ds-challenge.png")
 			}
+			// The window fits the bank's page: not clipped, not half empty.
+			fit, err := chromedp.Run(challenge, chromedp.Evaluate[struct {
+				Bottom float64 `json:"bottom"`
+				Height float64 `json:"height"`
+			}](`({bottom: document.querySelector('main').getBoundingClientRect().bottom, height: window.innerHeight})`))
+			require.NoError(t, err)
+			require.LessOrEqual(t, fit.Bottom, fit.Height, "the 3D Secure page is clipped")
+			require.GreaterOrEqual(t, fit.Bottom, 0.8*fit.Height, "the 3D Secure window is mostly empty: %+v", fit)
 			require.NoError(t, chromedp.Do(challenge, chromedp.Click(chromedp.CSS(`button.`+tc.button))))
 
 			out := awaitOutcome(t, ctx)
@@ -380,6 +388,8 @@ func TestBrowserThreeDSecure(t *testing.T) {
 			require.Equal(t, tc.status, intent["status"])
 			if tc.code == "" {
 				c.waitEvent(t, "payment_intent.succeeded", out.Intent)
+				// Paid after 3D Secure: the card is gone from the field too.
+				requireFieldEmpty(t, field)
 				return
 			}
 			require.Equal(t, tc.code, out.Code)
@@ -388,6 +398,90 @@ func TestBrowserThreeDSecure(t *testing.T) {
 		})
 	}
 	c.requireNeverSaw(t, "4000000000003220")
+}
+
+// requireFieldEmpty checks that the card field holds no card number and
+// no CVC.
+func requireFieldEmpty(t *testing.T, field context.Context) {
+	t.Helper()
+	for _, id := range []string{"number", "cvc"} {
+		v, err := chromedp.Run(field, chromedp.Value(chromedp.ID(id)))
+		require.NoError(t, err)
+		require.Empty(t, v, "#%s is not cleared", id)
+	}
+}
+
+func TestBrowserSavingTheSameCardTwiceListsItOnce(t *testing.T) {
+	ctx := newBrowser(t)
+	c := startCheckout(t, newClientID(t))
+	openCheckout(t, ctx, c)
+	var ids []string
+	for range 2 {
+		typeCard(t, cardField(t, ctx), "4242424242424242")
+		out := act(t, ctx, "save")
+		require.Equal(t, "saved", out.Status, "%+v", out)
+		id := regexp.MustCompile(`card_[A-Za-z0-9]+`).FindString(out.Text)
+		ids = append(ids, id)
+		c.waitEvent(t, "card.created", id)
+		require.NoError(t, chromedp.Do(step(t, ctx), chromedp.WaitReady(chromedp.CSS(`body[data-field="ready"]`))))
+	}
+	require.NotEqual(t, ids[0], ids[1], "keelpay saves a card each time")
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll('#saved-cards option')).map(o => o.textContent)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"Visa •••• 4242  12/30"}, labels)
+	// After a reload too, from the store's list.
+	openCheckout(t, ctx, c)
+	require.NoError(t, chromedp.Do(step(t, ctx), chromedp.WaitReady(chromedp.CSS(`#saved-cards option[value^="card_"]`))))
+	labels, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll('#saved-cards option')).map(o => o.textContent)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"Visa •••• 4242  12/30"}, labels)
+}
+
+// TestBrowserFitsA390PixelScreen: on a phone-sized screen the page does
+// not scroll sideways and a whole card number shows in the field.
+func TestBrowserFitsA390PixelScreen(t *testing.T) {
+	ctx := newBrowser(t)
+	c := startCheckout(t, newClientID(t))
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)))
+	openCheckout(t, ctx, c)
+	field := cardField(t, ctx)
+	for _, number := range []string{"4242 4242 4242 4242", "5555 5555 5555 4444"} {
+		typeInto(t, field, "number", number)
+		fit, err := chromedp.Run(field, chromedp.Evaluate[struct {
+			Scroll     float64 `json:"scroll"`
+			Client     float64 `json:"client"`
+			TextRight  float64 `json:"textRight"`
+			BrandLeft  float64 `json:"brandLeft"`
+			BrandRight float64 `json:"brandRight"`
+			Right      float64 `json:"right"`
+		}](`(() => {
+			const i = document.getElementById('number'), b = document.getElementById('number-brand');
+			const r = i.getBoundingClientRect(), br = b.getBoundingClientRect();
+			return {scroll: i.scrollWidth, client: i.clientWidth, textRight: r.right - parseFloat(getComputedStyle(i).paddingRight),
+				brandLeft: br.left, brandRight: br.right, right: r.right};
+		})()`))
+		require.NoError(t, err)
+		require.LessOrEqual(t, fit.Scroll, fit.Client, "%s is clipped in the card number input: %+v", number, fit)
+		require.Positive(t, fit.BrandRight-fit.BrandLeft, "no brand shown for %s", number)
+		require.GreaterOrEqual(t, fit.BrandLeft, fit.TextRight, "the brand covers the number %s: %+v", number, fit)
+		require.LessOrEqual(t, fit.BrandRight, fit.Right, "the brand is clipped: %+v", fit)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Scroll float64 `json:"scroll"`
+		Width  float64 `json:"width"`
+	}](`({scroll: document.documentElement.scrollWidth, width: window.innerWidth})`))
+	require.NoError(t, err)
+	require.Equal(t, 390.0, page.Width)
+	require.LessOrEqual(t, page.Scroll, page.Width, "the page scrolls sideways")
+	// The field's frame is as tall as the field: no empty band below it.
+	frameHeight, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector('#card-field iframe').getBoundingClientRect().height`))
+	require.NoError(t, err)
+	formHeight, err := chromedp.Run(field, chromedp.Evaluate[float64](`document.querySelector('form').getBoundingClientRect().height`))
+	require.NoError(t, err)
+	require.InDelta(t, formHeight, frameHeight, 12, "the card field's frame is %v px tall for a form of %v px", frameHeight, formHeight)
+	screenshot(t, ctx, "checkout-390px.png")
 }
 
 func TestBrowserDeclinedCardIsExplainedInTheBuyersLanguage(t *testing.T) {

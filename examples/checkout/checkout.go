@@ -267,6 +267,11 @@ func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"cards": s.customerCards(r.URL.Query().Get("customer"))})
 }
 
+// recordCard adds a saved card to its customer's list. A buyer who saves
+// the same card again (same brand, last 4 digits and expiry) gets a new
+// card id from keelpay; the list keeps one entry for it, the newest, so
+// the card is shown once. Events arrive in any order, so an older card
+// reported late never replaces a newer one.
 func (s *server) recordCard(c *card) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -274,7 +279,16 @@ func (s *server) recordCard(c *card) {
 		return
 	}
 	s.known[c.ID] = struct{}{}
-	s.cards[c.Customer.ID] = append(s.cards[c.Customer.ID], c)
+	list := s.cards[c.Customer.ID]
+	for i, old := range list {
+		if old.sameCard(c) {
+			if c.newerThan(old) {
+				list[i] = c
+			}
+			return
+		}
+	}
+	s.cards[c.Customer.ID] = append(list, c)
 }
 
 func (s *server) customerCards(customerID string) []*card {

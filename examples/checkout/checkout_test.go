@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -258,4 +259,31 @@ func TestCheckoutPageAndItsAPI(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}
+
+// TestSavedCardsListEachCardOnce: the same card saved twice (a new card id
+// each time) is listed once, as the newer of the two, whatever order the
+// page's call and the card.created webhooks arrive in.
+func TestSavedCardsListEachCardOnce(t *testing.T) {
+	visa := func(id, created string) *card {
+		c := &card{ID: id, Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2030, CreatedAt: created}
+		c.Customer.ID = "cus_1"
+		return c
+	}
+	older, newer := visa("card_a", "2026-11-22T10:00:00Z"), visa("card_b", "2026-11-22T10:05:00Z")
+	other := visa("card_c", "2026-11-22T10:06:00Z")
+	other.ExpYear = 2031
+	for _, order := range [][]*card{{older, newer, other}, {newer, older, other}, {other, newer, older, newer}} {
+		s := &server{cards: map[string][]*card{}, known: map[string]struct{}{}}
+		for _, c := range order {
+			s.recordCard(c)
+		}
+		var ids []string
+		for _, c := range s.customerCards("cus_1") {
+			ids = append(ids, c.ID)
+		}
+		if len(ids) != 2 || !slices.Contains(ids, "card_b") || !slices.Contains(ids, "card_c") {
+			t.Errorf("recorded in the order %s, %s, ...: listed %v, want card_b and card_c", order[0].ID, order[1].ID, ids)
+		}
+	}
 }

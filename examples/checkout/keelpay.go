@@ -106,7 +106,7 @@ func setupStore(ctx context.Context, c *apiClient, clientID, clientSecret, webho
 	for range 3 {
 		err = c.call(ctx, "POST", "/v1/setup", body, &keys)
 		var e *apiError
-		// Two setups at once: one wins, the other repeats (spec 7.1).
+		// Two setups at once: one wins, the other repeats (docs/errors.md).
 		if !errors.As(err, &e) || e.Code != "setup_conflict" {
 			break
 		}
@@ -181,6 +181,23 @@ type card struct {
 	ExpMonth int    `json:"exp_month"`
 	ExpYear  int    `json:"exp_year"`
 	Status   string `json:"status"`
+	// CreatedAt is RFC 3339 UTC with seconds: its strings sort by time.
+	CreatedAt string `json:"created_at"`
+}
+
+// sameCard reports whether c and o are, as far as the store can tell, the
+// same card saved twice: same brand, last 4 digits and expiry.
+func (c *card) sameCard(o *card) bool {
+	return c.Brand == o.Brand && c.Last4 == o.Last4 && c.ExpMonth == o.ExpMonth && c.ExpYear == o.ExpYear
+}
+
+// newerThan reports whether c was saved after o (by id when in the same
+// second).
+func (c *card) newerThan(o *card) bool {
+	if c.CreatedAt != o.CreatedAt {
+		return c.CreatedAt > o.CreatedAt
+	}
+	return c.ID > o.ID
 }
 
 func (c *apiClient) getCard(ctx context.Context, id string) (*card, error) {

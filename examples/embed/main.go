@@ -75,7 +75,8 @@ func openKeyring(dbPath string, logger *slog.Logger) (*keyring.Keyring, error) {
 
 func run(ctx context.Context, o options) error {
 	addr, dbPath := o.addr, o.dbPath
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// Lines written while a request is served carry its request_id.
+	logger := slog.New(keelpay.NewLogHandler(slog.NewTextHandler(os.Stderr, nil)))
 	kr, err := openKeyring(dbPath, logger)
 	if err != nil {
 		return err

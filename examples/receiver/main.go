@@ -3,7 +3,7 @@
 // one), keeps the ids of the events it has seen in SQLite so that a repeated
 // delivery is dropped even after a restart, and fulfils an order when a
 // payment intent has succeeded, at most once per payment intent whatever
-// arrives twice (spec 6.4).
+// arrives twice (docs/webhooks.md).
 //
 // Run it next to the reference server. In one terminal:
 //

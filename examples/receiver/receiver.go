@@ -116,7 +116,7 @@ func (r *receiver) newHandler(v *webhooks.Verifier, done func()) http.Handler {
 // finished. It is called once the server has stopped taking requests.
 func (r *receiver) wait() { r.inflight.Wait() }
 
-// paymentIntent is what the receiver reads of a payment intent (spec 2.2).
+// paymentIntent is what the receiver reads of a payment intent (docs/api.md).
 type paymentIntent struct {
 	ID        string  `json:"id"`
 	Object    string  `json:"object"`

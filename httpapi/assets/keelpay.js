@@ -459,6 +459,11 @@
         if (intent.status !== 'requires_action' || !next || next.type !== 'three_d_secure' || !next.url) return intent;
         return self._challenge(next.url).then(function (answer) {
           return self._settle(channel, pi, answer === 'closed' ? 1 : SETTLE_DELAYS_MS.length);
+        }).then(function (settled) {
+          // Paid after 3D Secure: the typed card goes, as after a payment
+          // without it (the field clears itself then).
+          if (settled.status !== 'succeeded' || params.paymentMethod) return settled;
+          return channel._request('clear', {}).then(function () { return settled; });
         });
       }).then(function (intent) {
         return {status: intent.status, paymentIntent: intent};
@@ -507,7 +512,9 @@
         dialog.setAttribute('aria-modal', 'true');
         dialog.setAttribute('aria-label', t.challenge);
         Object.assign(dialog.style, {
-          position: 'relative', width: 'min(480px, 94vw)', height: 'min(600px, 90vh)', background: '#fff',
+          // The size of a 3-D Secure challenge window (EMV 3DS sizes 390 x
+          // 400 and up): a bank's page fits without a half-empty frame.
+          position: 'relative', width: 'min(440px, 94vw)', height: 'min(390px, 90vh)', background: '#fff',
           borderRadius: '10px', boxShadow: '0 12px 40px rgba(0, 0, 0, .35)', overflow: 'hidden'
         });
         var close = document.createElement('button');

@@ -9,7 +9,7 @@ func Country(s string) bool {
 }
 
 // CountryCode checks a billing country and returns it in upper case. The
-// rule (API-DECISIONS, billing): an ISO 3166-1 alpha-2 code. Like currency
+// rule (docs/api.md, billing): an ISO 3166-1 alpha-2 code. Like currency
 // codes it is accepted in either case. Only officially assigned codes of
 // current countries and territories count (249 of them); rejected are
 // codes that are:
@@ -40,14 +40,14 @@ func CountryCode(s string) (string, bool) {
 var formerCodes = map[string]bool{"AN": true, "CS": true, "NT": true, "SU": true, "YU": true, "XK": true}
 
 // State reports whether s is a valid billing state or region: 1 to 50
-// characters without control characters (API-DECISIONS, billing; the
+// characters without control characters (docs/api.md, billing; the
 // control-character rule is the one of the other free-text fields).
 func State(s string) bool {
 	return lengthBetween(s, 1, 50) && noControl(s)
 }
 
 // PostalCode reports whether s is a valid billing postal code: 1 to 16 ASCII
-// letters, digits, spaces and hyphens (API-DECISIONS, billing). As no postal
+// letters, digits, spaces and hyphens (docs/api.md, billing). As no postal
 // code begins or ends with a separator, the first and last characters must
 // be a letter or digit; this also rejects padding such as " 12345".
 func PostalCode(s string) bool {

@@ -12,7 +12,7 @@ const (
 )
 
 // CardNumber checks a card number as the buyer typed it and returns its
-// digits. Rule (API-DECISIONS, card capture; failure is details.code
+// digits. Rule (docs/api.md, card capture; failure is details.code
 // invalid_number): 12 to 19 ASCII digits passing the Luhn check. Single
 // spaces or hyphens between digits are allowed and removed, anywhere (brands
 // group digits differently); nothing else is: no leading or trailing
@@ -97,7 +97,7 @@ func prefix(digits string, n int) int {
 // may be.
 const CardMaxYearsAhead = 20
 
-// Expiry reports whether a card's expiry is acceptable at now (API-DECISIONS,
+// Expiry reports whether a card's expiry is acceptable at now (docs/api.md,
 // card capture; failure is details.code invalid_expiry): month 1 to 12, year
 // with four digits (two-digit years such as 27 are rejected, not guessed),
 // not past the end of that month in UTC, and at most 20 years after now's
@@ -112,7 +112,7 @@ func Expiry(month, year int, now time.Time) bool {
 }
 
 // CVC reports whether s is a well-formed card security code for the brand
-// (API-DECISIONS, card capture; failure is details.code invalid_cvc): ASCII
+// (docs/api.md, card capture; failure is details.code invalid_cvc): ASCII
 // digits, 4 of them for amex, 3 for the other known brands, and 3 or 4 for
 // an unknown brand.
 func CVC(s, brand string) bool {

@@ -2,26 +2,26 @@ package fields
 
 import "golang.org/x/text/currency"
 
-// Amount limits of a payment intent, in minor units (spec 2.2 and 8).
+// Amount limits of a payment intent, in minor units (docs/api.md).
 const (
 	AmountMin = 1
 	AmountMax = 1_000_000_000
 )
 
 // Amount reports whether n is an acceptable payment intent amount in minor
-// units: 1 to 1000000000 (spec 2.2 and 8).
+// units: 1 to 1000000000 (docs/api.md).
 func Amount(n int64) bool {
 	return AmountMin <= n && n <= AmountMax
 }
 
-// Details codes that [Currency] returns (spec 7.3).
+// Details codes that [Currency] returns (docs/errors.md).
 const (
 	DetailInvalidCurrency      = "invalid_currency"
 	DetailCurrencyNotSupported = "currency_not_supported"
 )
 
-// Currency checks a currency code (API-DECISIONS, General; spec 2.2 and
-// 7.3). The code is an ISO 4217 alphabetic code of three ASCII letters,
+// Currency checks a currency code (docs/api.md, "Amounts and currencies";
+// failures in docs/errors.md). The code is an ISO 4217 alphabetic code of three ASCII letters,
 // accepted in either case; code is returned in upper case.
 //
 // detail is "" when the code is usable, [DetailCurrencyNotSupported] when it

@@ -4,7 +4,7 @@ import "strings"
 
 // CustomerID reports whether s is a valid customer id (the merchant's own
 // identifier of the customer, to which saved cards belong): 1 to 64
-// printable characters (API-DECISIONS, field rules). The id is compared
+// printable characters (docs/api.md, field rules). The id is compared
 // byte for byte, so no trimming or case folding is applied, and spaces are
 // allowed as the rule does not forbid them.
 func CustomerID(s string) bool {
@@ -12,12 +12,12 @@ func CustomerID(s string) bool {
 }
 
 // Name reports whether s is a valid customer name: 1 to 200 characters
-// without control characters (API-DECISIONS, field rules).
+// without control characters (docs/api.md, field rules).
 func Name(s string) bool {
 	return lengthBetween(s, 1, 200) && noControl(s)
 }
 
-// Email reports whether s is a plain e-mail address (API-DECISIONS: "a plain
+// Email reports whether s is a plain e-mail address (docs/api.md: "a plain
 // address, at most 254"): local@domain and nothing else, at most 254
 // characters in total.
 //

@@ -5,8 +5,7 @@
 // Every function is pure (no I/O, no clock other than the one passed in) and
 // judges a Go value that has already been decoded from JSON; whether the JSON
 // value had the right type is checked elsewhere. Each function documents the
-// rule it implements, taken from the spec and from API-DECISIONS ("General",
-// "Store setup", "Objects").
+// rule it implements, as docs/api.md states it.
 //
 // Conventions used throughout:
 //

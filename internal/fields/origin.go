@@ -8,14 +8,14 @@ import (
 	"github.com/keelpay/keelpay/internal/netguard"
 )
 
-// PageOrigins limits (API-DECISIONS, card session).
+// PageOrigins limits (docs/api.md, card session).
 const (
 	PageOriginsMin = 1
 	PageOriginsMax = 10
 )
 
 // PageOrigin checks one entry of a card session's page_origins and returns
-// it in canonical form. The rule (API-DECISIONS, card session): an origin
+// it in canonical form. The rule (docs/api.md, card session): an origin
 // scheme://host[:port], https, or http only for a local development host,
 // with no path. The origin becomes a frame-ancestors source and a
 // postMessage target, so it must be exactly what a browser reports as the
@@ -91,7 +91,7 @@ func PageOrigins(list []string) ([]string, bool) {
 const WebhookURLMaxLength = 2048
 
 // WebhookURL reports whether s is an acceptable webhook_url for store setup
-// (API-DECISIONS, store setup): an absolute URL of at most 2048 characters
+// (docs/api.md, store setup): an absolute URL of at most 2048 characters
 // with a host, no user info and no fragment (not even an empty one: a
 // trailing "#"). The scheme is https. A query is allowed.
 //

@@ -35,14 +35,14 @@ func printable(s string) bool {
 }
 
 // Reference reports whether s is a valid merchant reference of a payment
-// intent: 1 to 100 printable characters (API-DECISIONS, field rules).
+// intent: 1 to 100 printable characters (docs/api.md, field rules).
 // Spaces are allowed anywhere, as the rule does not forbid them.
 func Reference(s string) bool {
 	return lengthBetween(s, 1, 100) && printable(s)
 }
 
 // Description reports whether s is a valid description of a payment intent:
-// at most 1000 characters and no control characters (API-DECISIONS, field
+// at most 1000 characters and no control characters (docs/api.md, field
 // rules). The rule sets no minimum, so the empty string is valid; whether
 // the field may be absent is decided by the caller. Line breaks are control
 // characters and so are rejected.
@@ -51,13 +51,13 @@ func Description(s string) bool {
 }
 
 // Reason reports whether s is a valid refund reason: 1 to 150 characters
-// without control characters (spec 2.5 and 8).
+// without control characters (docs/api.md).
 func Reason(s string) bool {
 	return lengthBetween(s, 1, 150) && noControl(s)
 }
 
 // Cancellation reasons a client may give when canceling a payment intent
-// (API-DECISIONS, payment intent). The service itself also uses "expired"
+// (docs/api.md, payment intent). The service itself also uses "expired"
 // and "voided", which clients may not send.
 const (
 	CancellationRequestedByCustomer = "requested_by_customer"
@@ -78,7 +78,7 @@ func CancellationReason(s string) bool {
 	return false
 }
 
-// Metadata limits (Stripe's, per API-DECISIONS).
+// Metadata limits (Stripe's, per docs/api.md).
 const (
 	MetadataMaxKeys        = 50
 	MetadataKeyMaxLength   = 40

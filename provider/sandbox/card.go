@@ -10,7 +10,7 @@ import (
 	"github.com/keelpay/keelpay/provider"
 )
 
-// Test card numbers.
+// Test card numbers (docs/sandbox-cards.md).
 // All pass Luhn; any future expiry and any CVC work. Any other Luhn-valid
 // number behaves as [CardVisa], with its brand from its prefix.
 const (

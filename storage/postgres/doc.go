@@ -9,13 +9,23 @@
 //	...
 //	db, err := postgres.Open(ctx, postgres.Config{
 //		DSN:     "postgres://keelpay:secret@db.internal:5432/shop",
-//		Keyring: kr,        // seals secrets at rest; the same on every process
-//		Schema:  "keelpay", // optional: keep keelpay's tables apart
+//		Keyring: kr, // seals secrets at rest; the same on every process
 //	})
 //	if err != nil {
 //		return err
 //	}
 //	defer db.Close()
+//
+// keelpay's tables live in a schema of their own, "keelpay" ([SchemaDefault]),
+// unless Config.Schema or the DSN's search_path names another.
+//
+// # Migrations
+//
+// The schema is the numbered SQL files of [Migrations], recorded in the
+// table [MigrationsTable]. Open applies the missing ones; [Migrate] does
+// the same from a deployment step; a team that runs migrations with its
+// own tool applies the files itself and opens the database with
+// Config.SkipMigrations.
 //
 // Processes that start together do not race: migrations run under an
 // advisory lock. Every guarantee of the storage contract holds across

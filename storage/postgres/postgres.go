@@ -25,8 +25,23 @@ import (
 	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
+// Migrations holds keelpay's schema as numbered SQL files,
+// migration/NNN_name.sql, each applied once, in the order of its number, in
+// a transaction of its own, and recorded in [MigrationsTable]. A team that
+// runs migrations with its own tool takes them from here (and opens the
+// database with Config.SkipMigrations); everyone else lets [Open] or
+// [Migrate] apply them.
+//
 //go:embed migration/*.sql
-var migrations embed.FS
+var Migrations embed.FS
+
+// MigrationsTable is the table, in keelpay's schema, that records which
+// migrations were applied.
+const MigrationsTable = "keelpay_migrations"
+
+// SchemaDefault is the schema keelpay's tables go to when neither
+// Config.Schema nor the DSN's search_path names one.
+const SchemaDefault = "keelpay"
 
 // Config configures Open. The zero value of every field but DSN and Keyring is
 // its default.
@@ -46,9 +61,15 @@ type Config struct {
 	MaxConns int32
 	// Schema, when set, is the only schema on the search_path of every
 	// connection: keelpay's tables are created and used there. It must
-	// exist. Default: the search_path of the DSN or the server (usually
-	// public).
+	// exist. Default: the search_path of the DSN when it sets one; else
+	// [SchemaDefault] ("keelpay"), created if missing, except for a
+	// database whose keelpay tables were created before that default, in
+	// the server's search_path (usually public): they stay there.
 	Schema string
+	// SkipMigrations leaves the schema alone: set it when the migrations
+	// of [Migrations] are applied by a tool of your own. Default false:
+	// Open applies those it has not seen, as [Migrate] does.
+	SkipMigrations bool
 	// TxAttempts is how many times WithTx runs its function when the
 	// database keeps reporting a serialisation failure, deadlock or lock
 	// timeout (1: never again). Default TxAttemptsDefault.
@@ -81,28 +102,25 @@ type DB struct {
 var _ storage.Storage = (*DB)(nil)
 
 // Open connects to the database, applies the migrations it has not seen
-// (one process at a time: concurrent Opens wait for each other) and returns
-// a pool. An unreachable database is an error.
+// unless Config.SkipMigrations (one process at a time: concurrent Opens
+// wait for each other) and returns a pool. An unreachable database is an
+// error.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	cfg = cfg.WithDefaults()
-	if cfg.DSN == "" {
-		return nil, errors.New("postgres: Config.DSN is required")
-	}
 	if cfg.Keyring == nil {
 		return nil, fmt.Errorf("postgres: %w", atrest.ErrNoKeyring)
 	}
 	codec := atrest.Codec{KR: cfg.Keyring}
-	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
+	pcfg, err := poolConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
-	if cfg.MaxConns > 0 {
-		pcfg.MaxConns = cfg.MaxConns
+	var schema string
+	if cfg.SkipMigrations {
+		schema, err = currentSchema(ctx, pcfg.ConnConfig.Copy())
+	} else {
+		schema, err = migrate(ctx, pcfg.ConnConfig.Copy(), codec)
 	}
-	if cfg.Schema != "" {
-		pcfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
-	}
-	schema, err := migrate(ctx, pcfg.ConnConfig.Copy(), codec)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +131,108 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec}
 	db.queries = &queries{db: db, q: pool}
 	return db, nil
+}
+
+// Migrate applies the migrations of [Migrations] that the database has not
+// seen, in the schema Open would use, and disconnects. Run it from a
+// deployment step when the application opens the database with
+// Config.SkipMigrations; [Open] without it does the same itself.
+//
+// Migrate needs the keyring too: after the migrations it checks the keys
+// against the database and seals what an older version left in plain text
+// or another key sealed, as Open does.
+func Migrate(ctx context.Context, cfg Config) error {
+	cfg = cfg.WithDefaults()
+	if cfg.Keyring == nil {
+		return fmt.Errorf("postgres: %w", atrest.ErrNoKeyring)
+	}
+	pcfg, err := poolConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	_, err = migrate(ctx, pcfg.ConnConfig, atrest.Codec{KR: cfg.Keyring})
+	return err
+}
+
+// poolConfig parses the DSN and chooses the schema (see Config.Schema).
+func poolConfig(ctx context.Context, cfg Config) (*pgxpool.Config, error) {
+	if cfg.DSN == "" {
+		return nil, errors.New("postgres: Config.DSN is required")
+	}
+	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	params := pcfg.ConnConfig.RuntimeParams
+	switch {
+	case cfg.Schema != "":
+		params["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
+	case params["search_path"] != "" || strings.Contains(params["options"], "search_path"):
+		// The DSN chose.
+	default:
+		useDefault, err := defaultSchema(ctx, pcfg.ConnConfig.Copy(), !cfg.SkipMigrations)
+		if err != nil {
+			return nil, err
+		}
+		if useDefault {
+			params["search_path"] = pgx.Identifier{SchemaDefault}.Sanitize()
+		}
+	}
+	return pcfg, nil
+}
+
+// defaultSchema reports whether keelpay's tables belong in SchemaDefault,
+// creating it when create is set: they do unless keelpay's tables already
+// exist in the server's search_path (a database set up before the
+// default).
+func defaultSchema(ctx context.Context, cc *pgx.ConnConfig, create bool) (bool, error) {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return false, fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var earlier bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('`+MigrationsTable+`') IS NOT NULL`).Scan(&earlier); err != nil {
+		return false, fmt.Errorf("postgres: %w", mapErr(err))
+	}
+	if earlier {
+		return false, nil
+	}
+	if !create {
+		return true, nil
+	}
+	// Concurrent Opens would race on the catalogue: one at a time.
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockID(SchemaDefault, "create schema")); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{SchemaDefault}.Sanitize())
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres: create schema %s: %w", SchemaDefault, mapErr(err))
+	}
+	return true, nil
+}
+
+// currentSchema returns the schema the connections of cc work in.
+func currentSchema(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return "", fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var schema string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
+		return "", fmt.Errorf("postgres: %w", mapErr(err))
+	}
+	if schema == "" {
+		return "", errors.New("postgres: no schema of the search_path exists")
+	}
+	return schema, nil
 }
 
 // Close closes the pool, waiting for the connections in use to be
@@ -141,11 +261,11 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (strin
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID(schema, "migrate")); err != nil {
 		return "", fmt.Errorf("postgres: migration lock: %w", mapErr(err))
 	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS keelpay_migrations (
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+MigrationsTable+` (
 		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
 	}
-	rows, err := conn.Query(ctx, `SELECT version FROM keelpay_migrations`)
+	rows, err := conn.Query(ctx, `SELECT version FROM `+MigrationsTable)
 	if err != nil {
 		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
 	}
@@ -153,7 +273,7 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (strin
 	if err != nil {
 		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
 	}
-	names, err := fs.Glob(migrations, "migration/*.sql")
+	names, err := fs.Glob(Migrations, "migration/*.sql")
 	if err != nil {
 		return "", err
 	}
@@ -166,7 +286,7 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (strin
 		if slices.Contains(applied, version) {
 			continue
 		}
-		body, err := migrations.ReadFile(name)
+		body, err := Migrations.ReadFile(name)
 		if err != nil {
 			return "", err
 		}
@@ -174,7 +294,7 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (strin
 			if _, err := tx.Exec(ctx, string(body)); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO keelpay_migrations (version) VALUES ($1)`, version)
+			_, err := tx.Exec(ctx, `INSERT INTO `+MigrationsTable+` (version) VALUES ($1)`, version)
 			return err
 		})
 		if err != nil {

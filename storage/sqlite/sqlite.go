@@ -1,30 +1,13 @@
-// Package sqlite is the keelpay storage adapter for an embedded SQLite file
-// (modernc.org/sqlite, no cgo).
-//
-// The file is opened in WAL mode with synchronous=FULL, so a committed
-// payment survives a power cut. Writes go through one connection owned by
-// one goroutine that commits the transactions waiting for it together
-// (group commit: each keeps its own savepoint, all share one fsync); reads
-// use a separate pool and never wait behind writes.
-//
-// Secrets (webhook secrets, client secrets of card sessions and intents,
-// stored responses) are sealed with Config.Keyring on the way in and opened
-// on the way out; see docs/security.md.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"path"
 	"runtime"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -36,11 +19,8 @@ import (
 	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
-//go:embed migration/*.sql
-var migrations embed.FS
-
-// Config configures Open. The zero value of every field but Keyring and Path is
-// its default.
+// Config configures Open. The zero value of every field but Keyring and
+// Path is its default.
 type Config struct {
 	// BusyTimeout is how long a connection waits for a lock held by
 	// another process. Default BusyTimeoutDefault.
@@ -58,6 +38,10 @@ type Config struct {
 	// Readers is the size of the reader pool. Default
 	// max(4, 2*GOMAXPROCS).
 	Readers int
+	// SkipMigrations leaves the schema alone: set it when the migrations
+	// of [Migrations] are applied by a tool of your own. Default false:
+	// Open applies those it has not seen, as [Migrate] does.
+	SkipMigrations bool
 }
 
 // Defaults of Config.
@@ -102,8 +86,8 @@ var _ storage.Storage = (*DB)(nil)
 // ErrClosed is returned by WithTx after Close.
 var ErrClosed = errors.New("sqlite: database closed")
 
-// Open opens (creating if needed) the database file and applies the
-// migrations it has not seen.
+// Open opens (creating if needed) the database file and, unless
+// Config.SkipMigrations, applies the migrations it has not seen.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	cfg = cfg.WithDefaults()
 	if cfg.Path == "" {
@@ -121,9 +105,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := migrate(ctx, w); err != nil {
-		w.Close()
-		return nil, err
+	if !cfg.SkipMigrations {
+		if err := migrate(ctx, w); err != nil {
+			w.Close()
+			return nil, err
+		}
 	}
 	if err := sealAtRest(ctx, w, codec); err != nil {
 		w.Close()
@@ -180,55 +166,6 @@ func (db *DB) Close() error {
 	db.rc.close()
 	db.wc.close()
 	return errors.Join(db.wconn.Close(), db.r.Close(), db.w.Close())
-}
-
-func migrate(ctx context.Context, w *sql.DB) error {
-	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		return fmt.Errorf("sqlite: migrations table: %w", mapErr(err))
-	}
-	names, err := fs.Glob(migrations, "migration/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		version, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("sqlite: migration %s: bad number", name)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		if err := applyMigration(ctx, w, version, string(body)); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func applyMigration(ctx context.Context, w *sql.DB, version int, body string) error {
-	tx, err := w.BeginTx(ctx, nil)
-	if err != nil {
-		return mapErr(err)
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
-		return mapErr(err)
-	}
-	if n > 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return mapErr(err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
-		version, time.Now().UTC().UnixMicro()); err != nil {
-		return mapErr(err)
-	}
-	return mapErr(tx.Commit())
 }
 
 // mapErr is the one place that looks at driver errors: it maps them to the

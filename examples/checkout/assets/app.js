@@ -94,6 +94,8 @@
     var pi = res.paymentIntent;
     $('result').dataset.intent = pi.id;
     if (res.status === 'succeeded') {
+      // Whatever paid, no card details stay on the page afterwards.
+      if (field) field.clear().catch(function () {});
       var pm = pi.payment_method || {};
       setMessage('');
       setResult('succeeded', 'Paid ' + money(pi.amount, pi.currency) + ' with ' + (BRANDS[pm.brand] || pm.brand) +

@@ -1,20 +1,3 @@
-// Package postgrestest gives tests a PostgreSQL database of their own.
-//
-// The server is named by the environment variable KEELPAY_TEST_POSTGRES (a
-// DSN). When it is empty, tests that need it are skipped, or fail when
-// KEELPAY_REQUIRE_POSTGRES=1 (as in CI). Each test gets a fresh schema,
-// dropped when it ends, so tests run in parallel on one database:
-//
-//	func TestSomething(t *testing.T) {
-//		t.Parallel()
-//		db := postgrestest.NewDB(t)
-//		...
-//	}
-//
-// Tests of several processes open one schema more than once:
-//
-//	schema := postgrestest.NewSchema(t)
-//	a, b := postgrestest.Open(t, schema), postgrestest.Open(t, schema)
 package postgrestest
 
 import (

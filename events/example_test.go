@@ -1,0 +1,101 @@
+package events_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/storage/sqlite"
+	"github.com/keelpay/keelpay/stores"
+	"github.com/keelpay/keelpay/webhooks"
+)
+
+// Reading events: a payment writes its event, the dispatcher delivers it to
+// the store's receiver (which verifies the signature), and the events API
+// shows it with its delivery state.
+func Example() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "keelpay-example")
+	defer os.RemoveAll(dir)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "keelpay.db")})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+
+	// The store's receiver; its secret is known after setup.
+	var (
+		mu       sync.Mutex
+		received []string
+		verifier *webhooks.Verifier
+		done     = make(chan struct{}, 10)
+	)
+	var handler http.Handler // set once the secret is known
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	defer receiver.Close()
+
+	sb := sandbox.New(sandbox.Config{})
+	setup, err := stores.New(stores.Config{AllowInsecureWebhooks: true, Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: receiver.URL + "/webhooks",
+	})
+	if err != nil {
+		panic(err)
+	}
+	store := setup.Store
+	if verifier, err = webhooks.NewVerifier([]string{setup.WebhookSecret}); err != nil {
+		panic(err)
+	}
+	handler = webhooks.NewHandler(verifier, func(_ context.Context, e webhooks.Event, _ []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		received = append(received, e.Type)
+	}, webhooks.WithDone(func() { done <- struct{}{} }))
+
+	pay := payments.New(payments.Config{Provider: sb, Storage: db})
+	pi, err := pay.CreateIntent(ctx, store, payments.IntentParams{
+		Amount: 2500, Currency: "EUR",
+		Customer: keelpay.Customer{ID: "cus_1", Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+358401234567"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := pay.ConfirmIntent(ctx, store, pi.ID, payments.ConfirmParams{
+		ClientSecret: pi.ClientSecret,
+		Card:         &payments.NewCard{Number: sandbox.CardVisa, ExpMonth: 12, ExpYear: 2034, CVC: "123"},
+	}); err != nil {
+		panic(err)
+	}
+
+	// A program runs dispatcher.Run in the background; RunOnce delivers
+	// what is due now.
+	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: slog.New(slog.DiscardHandler), Storage: db})
+	n, err := dispatcher.RunOnce(ctx)
+	if err != nil {
+		panic(err)
+	}
+	<-done
+	fmt.Println("attempts:", n, "received:", received)
+
+	evs := events.NewService(events.Config{Dispatcher: dispatcher, Storage: db})
+	list, hasMore, err := evs.List(ctx, events.ListParams{StoreID: store.ID, Limit: 10})
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range list {
+		fmt.Println(e.Type, e.Delivery.Status, e.Delivery.Attempts)
+	}
+	fmt.Println("has more:", hasMore)
+	// Output:
+	// attempts: 1 received: [payment_intent.succeeded]
+	// payment_intent.succeeded succeeded 1
+	// has more: false
+}

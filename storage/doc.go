@@ -1,0 +1,19 @@
+// Package storage is the persistence contract of keelpay: one flat list of
+// Noun+Verb methods ([Executor]) that works the same inside and outside a
+// transaction ([Storage] adds WithTx), and the sentinel errors every adapter
+// maps its driver's errors to ([ErrNotFound] and its siblings).
+//
+// A program that embeds keelpay only opens an adapter and passes it on; it
+// never calls these methods itself.
+//
+// Adapters live in their own packages (storage/sqlite, storage/postgres) and
+// prove themselves with the conformance suite in storage/storagetest:
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storage.Storage { return openMyStore(t) })
+//	}
+//
+// Every method that reads an object of a store takes the store id, so an
+// object of another store is simply not found (no store ever sees another's objects).
+// Times are kept to the microsecond, in UTC; the zero time stays zero.
+package storage
