@@ -17,6 +17,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/refunds"
@@ -32,7 +33,13 @@ func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "keelpay-example")
 	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "keelpay.db")})
+	// Secrets are sealed at rest under a key kept beside the database
+	// (back it up apart from it; see docs/security.md).
+	kr, _, err := keyring.ReadOrCreateFile(filepath.Join(dir, "keelpay.db.key"), "k1")
+	if err != nil {
+		panic(err)
+	}
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: filepath.Join(dir, "keelpay.db")})
 	if err != nil {
 		panic(err)
 	}

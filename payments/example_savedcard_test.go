@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/sqlite"
@@ -20,7 +21,13 @@ func Example_savedCard() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "keelpay-example")
 	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "keelpay.db")})
+	// Secrets are sealed at rest under a key kept beside the database
+	// (back it up apart from it; see docs/security.md).
+	kr, _, err := keyring.ReadOrCreateFile(filepath.Join(dir, "keelpay.db.key"), "k1")
+	if err != nil {
+		panic(err)
+	}
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: filepath.Join(dir, "keelpay.db")})
 	if err != nil {
 		panic(err)
 	}

@@ -107,8 +107,8 @@ var _ storage.Storage = (*DB)(nil)
 // error.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	cfg = cfg.WithDefaults()
-	if cfg.Keyring == nil {
-		return nil, fmt.Errorf("postgres: %w", atrest.ErrNoKeyring)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	codec := atrest.Codec{KR: cfg.Keyring}
 	pcfg, err := poolConfig(ctx, cfg)
@@ -143,8 +143,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // or another key sealed, as Open does.
 func Migrate(ctx context.Context, cfg Config) error {
 	cfg = cfg.WithDefaults()
-	if cfg.Keyring == nil {
-		return fmt.Errorf("postgres: %w", atrest.ErrNoKeyring)
+	if err := cfg.check(); err != nil {
+		return err
 	}
 	pcfg, err := poolConfig(ctx, cfg)
 	if err != nil {
@@ -154,11 +154,19 @@ func Migrate(ctx context.Context, cfg Config) error {
 	return err
 }
 
+// check reports a missing required field of c.
+func (c Config) check() error {
+	if c.DSN == "" {
+		return errors.New("postgres: Config.DSN is required")
+	}
+	if c.Keyring == nil {
+		return fmt.Errorf("postgres: %w", atrest.ErrNoKeyring)
+	}
+	return nil
+}
+
 // poolConfig parses the DSN and chooses the schema (see Config.Schema).
 func poolConfig(ctx context.Context, cfg Config) (*pgxpool.Config, error) {
-	if cfg.DSN == "" {
-		return nil, errors.New("postgres: Config.DSN is required")
-	}
 	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
