@@ -174,24 +174,41 @@ func TestRetriedBulkReplayAfterCrashAnswersTheSame(t *testing.T) {
 	requireReplay(t, first, b.do(t, rq))
 }
 
-// crashAfterCharge stands for a process that dies after the provider
-// charged and before the outcome was committed: the provider's answer is
-// lost (the handler panics, as a crash ends the run).
-type crashAfterCharge struct {
+// crashOnce stands for a process that dies after the provider did its
+// work and before the outcome was committed: once armed, the next call
+// returns from the provider and then panics, as a crash ends the run and
+// loses the provider's answer.
+type crashOnce struct {
 	provider.Provider
 	mu    sync.Mutex
 	armed bool
 }
 
-func (c *crashAfterCharge) Charge(ctx context.Context, r provider.ChargeRequest) (*provider.ChargeResult, error) {
-	res, err := c.Provider.Charge(ctx, r)
+func (c *crashOnce) arm() {
+	c.mu.Lock()
+	c.armed = true
+	c.mu.Unlock()
+}
+
+func (c *crashOnce) crashIfArmed() {
 	c.mu.Lock()
 	armed := c.armed
 	c.armed = false
 	c.mu.Unlock()
 	if armed {
-		panic("the process died after the charge")
+		panic("the process died after the provider answered")
 	}
+}
+
+func (c *crashOnce) Charge(ctx context.Context, r provider.ChargeRequest) (*provider.ChargeResult, error) {
+	res, err := c.Provider.Charge(ctx, r)
+	c.crashIfArmed()
+	return res, err
+}
+
+func (c *crashOnce) Refund(ctx context.Context, r provider.RefundRequest) (*provider.RefundResult, error) {
+	res, err := c.Provider.Refund(ctx, r)
+	c.crashIfArmed()
 	return res, err
 }
 
@@ -201,7 +218,7 @@ func (c *crashAfterCharge) Charge(ctx context.Context, r provider.ChargeRequest)
 // longer be under way it answers 409 idempotency_key_in_use.
 func TestRetriedConfirmResumesItsAttempt(t *testing.T) {
 	t.Parallel()
-	crash := &crashAfterCharge{armed: true}
+	crash := &crashOnce{armed: true}
 	b := setup(t, func(o *options) {
 		o.wrap = func(p provider.Provider) provider.Provider { crash.Provider = p; return crash }
 	})
@@ -312,40 +329,18 @@ func TestHangUpIsNotAStoredError(t *testing.T) {
 	require.NotContains(t, b.logs.String(), "context canceled")
 }
 
-// crashAfterPayout stands for a process that dies after the provider paid
-// a refund out and before the outcome was committed.
-type crashAfterPayout struct {
-	provider.Provider
-	mu    sync.Mutex
-	armed bool
-}
-
-func (c *crashAfterPayout) Refund(ctx context.Context, r provider.RefundRequest) (*provider.RefundResult, error) {
-	res, err := c.Provider.Refund(ctx, r)
-	c.mu.Lock()
-	armed := c.armed
-	c.armed = false
-	c.mu.Unlock()
-	if armed {
-		panic("the process died after the payout")
-	}
-	return res, err
-}
-
 // TestRetriedRefundResumesItsSend: the recorded send is the key's recovery
 // point; a retry looks the send up by its attempt id instead of sending
 // again, and answers 201 with the refund as the first run would have.
 func TestRetriedRefundResumesItsSend(t *testing.T) {
 	t.Parallel()
-	crash := &crashAfterPayout{}
+	crash := &crashOnce{}
 	b := setup(t, func(o *options) {
 		o.wrap = func(p provider.Provider) provider.Provider { crash.Provider = p; return crash }
 	})
 	s := b.shop(t, "app_shop")
 	pi := b.paid(t, s, "4242424242424242")
-	crash.mu.Lock()
-	crash.armed = true
-	crash.mu.Unlock()
+	crash.arm()
 	rq := keyed("POST", "/v1/refunds", s.sk, "refund-1", refundBody(pi))
 
 	requireError(t, b.do(t, rq), http.StatusInternalServerError, "internal_error")
