@@ -4,9 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,100 +12,22 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/internal/browsertest"
 )
 
 // The sandbox console in headless Chromium, against the reference server
 // binary: trigger a payment, watch its deliveries fail against a stopped
 // receiver, start the receiver, replay the failed deliveries.
 
-// chromium returns the path of a Chromium to test with. Without one the
-// test is skipped, unless KEELPAY_REQUIRE_CHROMIUM=1 (CI) makes that a
-// failure.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("KEELPAY_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("no Chromium found, and KEELPAY_REQUIRE_CHROMIUM=1 requires the browser tests (apt-get install chromium)")
-	}
-	t.Skip("no Chromium found: browser tests skipped (apt-get install chromium)")
-	return ""
-}
-
-// newBrowser starts a headless Chromium with a fresh profile and returns
-// its tab; the page's console goes to the test log when the test fails.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	require.NoError(t, chromedp.Do(ctx)) // starts the browser, without the time limit below
-	var mu sync.Mutex
-	var console []string
-	consoleCtx, stopConsole := context.WithCancel(ctx)
-	messages := chromedp.Console(consoleCtx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			console = append(console, m.String())
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		stopConsole()
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("page console:\n%s", strings.Join(console, "\n"))
-			mu.Unlock()
-		}
-	})
-	tctx, tcancel := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(tcancel)
-	return tctx
-}
-
-// screenshot saves the whole page as a PNG test artifact, into
-// $KEELPAY_ARTIFACTS or testdata/artifacts.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("KEELPAY_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join("testdata", "artifacts")
-	}
-	dir, err := filepath.Abs(dir)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(path, png, 0o644))
-	t.Logf("screenshot: %s", path)
-}
-
 // waitJS waits until the expression is true in the page.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		// !!: an expression such as `row && row.x` is null, not false,
+		// while the row is not there yet.
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
 		require.NoError(t, err)
 		if ok {
 			return
@@ -146,7 +65,7 @@ func (r *receiverAt) start(t *testing.T) {
 
 func TestSandboxConsole(t *testing.T) {
 	t.Parallel()
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 3*time.Minute)
 	s := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0"})
 	// The receiver's address is reserved and released: nothing listens
 	// there until the receiver starts.
@@ -194,7 +113,7 @@ func TestSandboxConsole(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-event-id="`+eventID+`"] td.actions button`))))
 	waitJS(t, ctx, "seven failed attempts",
 		`document.querySelectorAll('#attempts tbody tr[data-failure="connection_error"]').length === 7`)
-	screenshot(t, ctx, "console-deliveries-failed.png")
+	browsertest.Screenshot(t, ctx, "console-deliveries-failed.png")
 
 	// Start the receiver; replay what failed in one call.
 	rec.start(t)
@@ -206,7 +125,7 @@ func TestSandboxConsole(t *testing.T) {
 	waitJS(t, ctx, "the delivery succeeded", row+`.dataset.delivery === "succeeded"`)
 	waitJS(t, ctx, "the successful attempt", `document.querySelectorAll('#attempts tbody tr[data-failure="none"]').length === 1`)
 	waitJS(t, ctx, "the intent", `document.querySelector('#intents tbody').textContent.includes("succeeded")`)
-	screenshot(t, ctx, "console-replayed.png")
+	browsertest.Screenshot(t, ctx, "console-replayed.png")
 	rec.mu.Lock()
 	require.Contains(t, rec.ids, eventID)
 	rec.mu.Unlock()

@@ -10,19 +10,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/internal/browsertest"
 )
 
 // The checkout in headless Chromium, end to end: the page on localhost, the
@@ -30,74 +28,6 @@ import (
 // page) on 127.0.0.1, so the card field is a cross-origin iframe as on a
 // real store. The tests run one after another: some count requests at
 // the shared reference server.
-
-// chromium returns the path of a Chromium to test with. Without one the
-// test is skipped, unless KEELPAY_REQUIRE_CHROMIUM=1 (CI) makes that a
-// failure.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("KEELPAY_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("no Chromium found, and KEELPAY_REQUIRE_CHROMIUM=1 requires the browser tests (apt-get install chromium)")
-	}
-	t.Skip("no Chromium found: browser tests skipped (apt-get install chromium)")
-	return ""
-}
-
-// newBrowser starts a headless Chromium for the test, with a fresh
-// profile, and returns its tab. The page's console goes to the test log
-// when the test fails.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path := chromium(t)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		// Without these, this machine refuses Chromium's own connections.
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	require.NoError(t, chromedp.Do(ctx)) // starts the browser, without the time limit below
-
-	var mu sync.Mutex
-	var console []string
-	consoleCtx, stopConsole := context.WithCancel(ctx)
-	messages := chromedp.Console(consoleCtx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			console = append(console, m.String())
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		stopConsole()
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("page console:\n%s", strings.Join(console, "\n"))
-			mu.Unlock()
-		}
-	})
-	tctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(tcancel)
-	return tctx
-}
 
 // frame attaches to the cross-site iframe whose address matches, once it
 // exists. Chromium runs it in another process, as a target of its own.
@@ -247,24 +177,6 @@ func act(t *testing.T, ctx context.Context, button string) outcome {
 	return awaitOutcome(t, ctx)
 }
 
-// screenshot saves the whole page as a PNG test artifact, into
-// $KEELPAY_ARTIFACTS or testdata/artifacts.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("KEELPAY_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join("testdata", "artifacts")
-	}
-	dir, err := filepath.Abs(dir)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(path, png, 0o644))
-	t.Logf("screenshot: %s", path)
-}
-
 // requestCount is how many requests the reference server has answered on
 // a route ("METHOD /pattern"), from its metrics.
 func requestCount(t *testing.T, route string) int {
@@ -286,7 +198,7 @@ func requestCount(t *testing.T, route string) int {
 }
 
 func TestBrowserSavesACardAndPays(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 
@@ -312,7 +224,7 @@ func TestBrowserSavesACardAndPays(t *testing.T) {
 	// Pay with a new card.
 	field = cardField(t, ctx)
 	typeCard(t, field, "4242 4242 4242 4242")
-	screenshot(t, ctx, "checkout-before-payment.png")
+	browsertest.Screenshot(t, ctx, "checkout-before-payment.png")
 	out = act(t, ctx, "pay")
 	require.Equal(t, "succeeded", out.Status, "%+v", out)
 	require.Equal(t, "Paid 25.00 EUR with Visa •••• 4242 ("+out.Intent+").", out.Text)
@@ -321,7 +233,7 @@ func TestBrowserSavesACardAndPays(t *testing.T) {
 	// The page shows the webhook the store received.
 	require.NoError(t, chromedp.Do(step(t, ctx), chromedp.WaitVisible(chromedp.CSS(
 		`#events li[data-type="payment_intent.succeeded"][data-object="`+out.Intent+`"]`))))
-	screenshot(t, ctx, "checkout-after-payment.png")
+	browsertest.Screenshot(t, ctx, "checkout-after-payment.png")
 	status, intent := keelpayCall(t, "GET", "/v1/payment_intents/"+out.Intent, c.srv.keys.SecretKey, nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "succeeded", intent["status"])
@@ -347,7 +259,7 @@ func TestBrowserSavesACardAndPays(t *testing.T) {
 }
 
 func TestBrowserThreeDSecure(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	for _, tc := range []struct {
 		button, status, code string
@@ -369,7 +281,7 @@ func TestBrowserThreeDSecure(t *testing.T) {
 			challenge := frame(t, ctx, func(u string) bool { return strings.HasPrefix(u, keelpayURL+"/sandbox/3ds/") })
 			require.NoError(t, chromedp.Do(step(t, challenge), chromedp.WaitVisible(chromedp.CSS(`button.`+tc.button))))
 			if tc.button == "complete" {
-				screenshot(t, ctx, "checkout-3ds-challenge.png")
+				browsertest.Screenshot(t, ctx, "checkout-3ds-challenge.png")
 			}
 			// The window fits the bank's page: not clipped, not half empty.
 			fit, err := chromedp.Run(challenge, chromedp.Evaluate[struct {
@@ -412,7 +324,7 @@ func requireFieldEmpty(t *testing.T, field context.Context) {
 }
 
 func TestBrowserSavingTheSameCardTwiceListsItOnce(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 	var ids []string
@@ -442,7 +354,7 @@ func TestBrowserSavingTheSameCardTwiceListsItOnce(t *testing.T) {
 // TestBrowserFitsA390PixelScreen: on a phone-sized screen the page does
 // not scroll sideways and a whole card number shows in the field.
 func TestBrowserFitsA390PixelScreen(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)))
 	openCheckout(t, ctx, c)
@@ -481,11 +393,11 @@ func TestBrowserFitsA390PixelScreen(t *testing.T) {
 	formHeight, err := chromedp.Run(field, chromedp.Evaluate[float64](`document.querySelector('form').getBoundingClientRect().height`))
 	require.NoError(t, err)
 	require.InDelta(t, formHeight, frameHeight, 12, "the card field's frame is %v px tall for a form of %v px", frameHeight, formHeight)
-	screenshot(t, ctx, "checkout-390px.png")
+	browsertest.Screenshot(t, ctx, "checkout-390px.png")
 }
 
 func TestBrowserDeclinedCardIsExplainedInTheBuyersLanguage(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	for _, tc := range []struct {
 		locale, label, message string
@@ -514,7 +426,7 @@ func TestBrowserDeclinedCardIsExplainedInTheBuyersLanguage(t *testing.T) {
 			require.Equal(t, "requires_payment_method", out.Status, "%+v", out)
 			require.Equal(t, "card_declined", out.Code)
 			require.Equal(t, tc.message, out.Message)
-			screenshot(t, ctx, "checkout-declined-"+tc.locale+".png")
+			browsertest.Screenshot(t, ctx, "checkout-declined-"+tc.locale+".png")
 			c.waitEvent(t, "payment_intent.payment_failed", out.Intent)
 		})
 	}
@@ -522,7 +434,7 @@ func TestBrowserDeclinedCardIsExplainedInTheBuyersLanguage(t *testing.T) {
 }
 
 func TestBrowserStorePageCannotReadTheCard(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 	// Record every message the store's page receives.
@@ -573,7 +485,7 @@ func TestBrowserStorePageCannotReadTheCard(t *testing.T) {
 }
 
 func TestBrowserCardFieldValidatesAsTheBuyerTypes(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 	field := cardField(t, ctx)
@@ -684,7 +596,7 @@ addEventListener('message', e => {
 }
 
 func TestBrowserCardFieldShowsOnlyInItsPageOrigins(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	other := thirdOrigin(t)
 	session, err := c.srv.api.createCardSession(context.Background(), "cus_demo", c.url)
@@ -740,7 +652,7 @@ func TestBrowserCardFieldShowsOnlyInItsPageOrigins(t *testing.T) {
 }
 
 func TestBrowserCardFieldIgnoresMessagesFromOtherOrigins(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	other := thirdOrigin(t)
 
@@ -812,7 +724,7 @@ window.capture = () => field.capture().then(
 }
 
 func TestBrowserMessagesForTheBuyer(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 
