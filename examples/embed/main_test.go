@@ -21,18 +21,28 @@ func serve(t *testing.T, o options) string {
 	o.addr = ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
+	done := make(chan error, 1)
 	go func() { done <- run(ctx, o) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
+	// Up when /healthz answers; a run that ends first failed to start.
 	base := "http://" + o.addr
-	require.Eventually(t, func() bool {
+	for start := time.Now(); ; {
 		resp, err := http.Get(base + "/payments/healthz")
 		if err == nil {
 			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
 		}
-		return err == nil && resp.StatusCode == http.StatusOK
-	}, 5*time.Second, 5*time.Millisecond, "server up")
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			t.Fatalf("the example stopped before it served: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		require.Less(t, time.Since(start), 2*time.Minute, "server up")
+	}
 	return base
 }
 
