@@ -87,6 +87,6 @@ func TestRefundsOnTheSandboxClock(t *testing.T) {
 			}
 		}
 		return true
-	}, 10*time.Second, 5*time.Millisecond, "deliveries %v", types())
+	}, time.Minute, 5*time.Millisecond, "deliveries %v", types())
 	require.Equal(t, want, types(), "once per change")
 }

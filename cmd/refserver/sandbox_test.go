@@ -38,7 +38,7 @@ func attemptsOf(t *testing.T, s *started, key, id string, n int) []map[string]an
 			out = append(out, a.(map[string]any))
 		}
 		return len(out) == n
-	}, 10*time.Second, 5*time.Millisecond, "event %s has %d attempts", id, n)
+	}, time.Minute, 5*time.Millisecond, "event %s has %d attempts", id, n)
 	return out
 }
 
@@ -160,7 +160,7 @@ func TestSandboxTriggerMakesEveryEventThroughTheRealFlows(t *testing.T) {
 				}
 			}
 			return false
-		}, 10*time.Second, 5*time.Millisecond, "%s delivered", tc.typ)
+		}, time.Minute, 5*time.Millisecond, "%s delivered", tc.typ)
 	}
 
 	for _, tc := range []struct {
