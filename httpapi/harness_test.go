@@ -90,11 +90,13 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	metrics := prometheus.NewRegistry()
 	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
 	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
-	pay := payments.New(payments.Config{Clock: clock, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
+	// Each committed event wakes the dispatcher: its webhook leaves at once.
+	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
+	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
 	if _, ok := p.(provider.Notifier); !ok {
 		sb.SetNotifier(pay.Notify) // a wrapper that hides the sandbox's notifier
 	}
-	ref := refunds.New(refunds.Config{Clock: clock, Logger: logger, Metrics: metrics, Notify: dispatcher.Notify, Provider: p, Storage: db})
+	ref := refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
 	var apiDB storage.Storage = db
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/payments"
 )
 
@@ -21,10 +22,10 @@ func (f *fields) customer(dst *keelpay.Customer) {
 			return err
 		}
 		g := o.fields()
-		g.str("id", true, &dst.ID, payments.CheckCustomerID)
-		g.str("name", true, &dst.Name, payments.CheckCustomerName)
-		g.str("email", true, &dst.Email, payments.CheckCustomerEmail)
-		g.str("phone", true, &dst.Phone, payments.CheckCustomerPhone)
+		g.str("id", true, &dst.ID, check.CustomerID)
+		g.str("name", true, &dst.Name, check.CustomerName)
+		g.str("email", true, &dst.Email, check.CustomerEmail)
+		g.str("phone", true, &dst.Phone, check.CustomerPhone)
 		return g.err
 	})
 }
@@ -39,11 +40,11 @@ func (f *fields) billing(dst **keelpay.Billing) {
 		var b keelpay.Billing
 		g := o.fields()
 		g.str("country", true, &b.Country, func(s string) (err error) {
-			b.Country, err = payments.CheckBillingCountry(s)
+			b.Country, err = check.BillingCountry(s)
 			return err
 		})
-		g.str("state", false, &b.State, payments.CheckBillingState)
-		g.str("postal_code", false, &b.PostalCode, payments.CheckBillingPostalCode)
+		g.str("state", false, &b.State, check.BillingState)
+		g.str("postal_code", false, &b.PostalCode, check.BillingPostalCode)
 		if g.err == nil {
 			*dst = &b
 		}
@@ -62,24 +63,24 @@ func (f *fields) metadata(dst *map[string]string) {
 		return
 	}
 	if raw[0] != '{' {
-		f.err = payments.ErrInvalidMetadata()
+		f.err = check.ErrInvalidMetadata()
 		return
 	}
 	o, err := parseObject(raw, "metadata.")
 	if err != nil {
-		f.err = payments.ErrInvalidMetadata()
+		f.err = check.ErrInvalidMetadata()
 		return
 	}
 	m := make(map[string]string, len(o.keys))
 	for _, k := range o.keys {
 		var v string
 		if raw := o.vals[k]; raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
-			f.err = payments.ErrInvalidMetadata()
+			f.err = check.ErrInvalidMetadata()
 			return
 		}
 		m[k] = v
 	}
-	f.check(payments.CheckMetadata(m))
+	f.check(check.Metadata(m))
 	if f.err == nil && len(m) > 0 {
 		*dst = m
 	}
@@ -95,16 +96,16 @@ func (f *fields) pageOrigins(required bool, dst *[]string) {
 	raw, ok := f.raw("page_origins")
 	if !ok {
 		if required {
-			f.err = payments.ErrInvalidPageOrigins()
+			f.err = check.ErrInvalidPageOrigins()
 		}
 		return
 	}
 	var list []string
 	if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
-		f.err = payments.ErrInvalidPageOrigins()
+		f.err = check.ErrInvalidPageOrigins()
 		return
 	}
-	origins, err := payments.CheckPageOrigins(list)
+	origins, err := check.PageOrigins(list)
 	f.check(err)
 	*dst = origins
 }
@@ -114,13 +115,13 @@ func (f *fields) pageOrigins(required bool, dst *[]string) {
 func (f *fields) card(dst *payments.NewCard, now time.Time) {
 	var digits string
 	f.str("number", true, &dst.Number, func(s string) (err error) {
-		digits, err = payments.CheckCardNumber(s)
+		digits, err = check.CardNumber(s)
 		return err
 	})
-	f.expiry("exp_month", &dst.ExpMonth, payments.CheckCardExpMonth)
-	f.expiry("exp_year", &dst.ExpYear, func(year int64) error { return payments.CheckCardExpiry(dst.ExpMonth, year, now) })
-	f.str("cvc", true, &dst.CVC, func(s string) error { return payments.CheckCardCVC(s, digits) })
-	f.str("name", false, &dst.Name, payments.CheckCardName)
+	f.expiry("exp_month", &dst.ExpMonth, check.CardExpMonth)
+	f.expiry("exp_year", &dst.ExpYear, func(year int64) error { return check.CardExpiry(dst.ExpMonth, year, now) })
+	f.str("cvc", true, &dst.CVC, func(s string) error { return check.CardCVC(s, digits) })
+	f.str("name", false, &dst.Name, check.CardName)
 }
 
 // savedCardOnly fails a confirm that names a saved card (payment_method)
@@ -140,7 +141,7 @@ func (f *fields) savedCardOnly() {
 
 // expiry decodes exp_month or exp_year: required integers whose every
 // failure but absence is invalid_expiry (docs/api.md, card capture).
-func (f *fields) expiry(name string, dst *int64, check func(int64) error) {
+func (f *fields) expiry(name string, dst *int64, judge func(int64) error) {
 	if f.err != nil {
 		return
 	}
@@ -151,9 +152,9 @@ func (f *fields) expiry(name string, dst *int64, check func(int64) error) {
 	}
 	n, ok := parseInteger(raw)
 	if !ok {
-		f.err = payments.ErrInvalidExpiry(name)
+		f.err = check.ErrInvalidExpiry(name)
 		return
 	}
 	*dst = n
-	f.check(check(n))
+	f.check(judge(n))
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -59,7 +60,7 @@ func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	var p payments.CaptureParams
 	f := obj.fields()
-	f.str("client_secret", true, &p.ClientSecret, payments.CheckClientSecret)
+	f.str("client_secret", true, &p.ClientSecret, check.ClientSecret)
 	f.card(&p.Card, a.cfg.Clock.Now())
 	if f.err != nil {
 		a.writeError(w, r, f.err)
@@ -94,18 +95,18 @@ func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	var p payments.IntentParams
 	f := obj.fields()
-	f.integer("amount", true, &p.Amount, payments.CheckAmount)
+	f.integer("amount", true, &p.Amount, check.Amount)
 	f.str("currency", true, &p.Currency, func(s string) error {
-		_, err := payments.CheckCurrency(s, c.store.Currency)
+		_, err := check.Currency(s, c.store.Currency)
 		return err
 	})
 	f.customer(&p.Customer)
-	f.str("description", false, &p.Description, payments.CheckDescription)
-	f.str("reference", false, &p.Reference, payments.CheckReference)
+	f.str("description", false, &p.Description, check.Description)
+	f.str("reference", false, &p.Reference, check.Reference)
 	f.metadata(&p.Metadata)
 	f.billing(&p.Billing)
 	f.pageOrigins(false, &p.PageOrigins)
-	f.str("payment_method", false, &p.PaymentMethod, payments.CheckPaymentMethod)
+	f.str("payment_method", false, &p.PaymentMethod, check.PaymentMethod)
 	if f.err != nil {
 		a.writeError(w, r, f.err)
 		return
@@ -132,7 +133,7 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	for _, cursor := range []string{"starting_after", "ending_before"} {
 		if v, ok := q[cursor]; ok && v == "" {
-			a.writeError(w, r, payments.ErrInvalidCursor(cursor))
+			a.writeError(w, r, check.ErrInvalidCursor(cursor))
 			return
 		}
 	}
@@ -198,16 +199,16 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	var p payments.ConfirmParams
 	f := obj.fields()
 	if c.publishable {
-		f.str("client_secret", true, &p.ClientSecret, payments.CheckClientSecret)
+		f.str("client_secret", true, &p.ClientSecret, check.ClientSecret)
 		if _, saved := f.raw("payment_method"); saved {
 			f.savedCardOnly()
-			f.str("payment_method", true, &p.PaymentMethod, payments.CheckPaymentMethod)
+			f.str("payment_method", true, &p.PaymentMethod, check.PaymentMethod)
 		} else {
 			p.Card = &payments.NewCard{}
 			f.card(p.Card, a.cfg.Clock.Now())
 		}
 	} else {
-		f.str("payment_method", false, &p.PaymentMethod, payments.CheckPaymentMethod)
+		f.str("payment_method", false, &p.PaymentMethod, check.PaymentMethod)
 	}
 	f.billing(&p.Billing)
 	if f.err != nil {
@@ -236,7 +237,7 @@ func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	var reason string
 	f := obj.fields()
-	f.str("cancellation_reason", false, &reason, payments.CheckCancellationReason)
+	f.str("cancellation_reason", false, &reason, check.CancellationReason)
 	if f.err != nil {
 		a.writeError(w, r, f.err)
 		return

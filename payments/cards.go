@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/internal/outbox"
+	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -94,14 +95,14 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 		if provider.KindOf(err) == provider.KindCardRejected {
 			return nil, errCardRejected()
 		}
-		if e := NotSent(err); e != nil {
+		if e := providercall.NotSent(err); e != nil {
 			return nil, e
 		}
 		// Saving a card moves no money: whatever the provider did, the
 		// buyer may simply try again.
 		s.log.WarnContext(ctx, "save card failed", slog.String("store_id", st.ID),
 			slog.String("card_session", cs.ID), slog.Any("error", err))
-		return nil, errUnavailable(0)
+		return nil, providercall.Unavailable(0)
 	}
 
 	now := s.now()
@@ -118,20 +119,16 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 		Status:        keelpay.CardActive,
 		CreatedAt:     now,
 	}
-	ev, err := events.New(st.ID, keelpay.EventCardCreated, NewCardObject(card), now)
+	ev, err := outbox.Event(st.ID, keelpay.EventCardCreated, NewCardObject(card), now)
 	if err != nil {
 		return nil, err
 	}
-	err = s.cfg.Storage.WithTx(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
+	err = s.outbox.Commit(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.CardSessionComplete(ctx, st.ID, cs.ID, card.ID, now); err != nil {
 			return err
 		}
-		if err := tx.CardInsert(ctx, card); err != nil {
-			return err
-		}
-		e := *ev
-		return tx.EventInsert(ctx, &e)
-	})
+		return tx.CardInsert(ctx, card)
+	}, ev)
 	if errors.Is(err, storage.ErrConflict) {
 		// Another capture completed the session first, or it expired.
 		if cs, err := s.GetCardSession(ctx, st, cs.ID); err == nil && cs.Status != keelpay.CardSessionOpen {

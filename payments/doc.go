@@ -35,7 +35,7 @@
 // [ThreeDSecureWait], the reconciler finishes it. When the outcome of a
 // charge is unknown the intent stays processing with last_error
 // outcome_unknown and the reconciler ([Service.Reconcile]) asks the provider
-// at the points of [ReconcileSchedule], then every [ReconcileEvery]. A
+// 1, 5, 15 and 60 minutes after the attempt, then every 6 hours. A
 // charge of another currency or amount is voided and the intent canceled
 // (reason voided). Every one of these paths closes the attempt through one
 // function, whatever learned the outcome.

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/fields"
 	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -98,12 +100,6 @@ type ListParams struct {
 	EndingBefore  string
 }
 
-// ErrInvalidCursor is the 400 of a list cursor (starting_after or
-// ending_before) that is not the id of an object of the list.
-func ErrInvalidCursor(field string) error {
-	return keelpay.InvalidRequest(field, "invalid_"+field, field+" must be the id of a payment intent of the store.")
-}
-
 // ListIntents returns a page of the store's intents, newest first, and
 // whether there are more in the direction of travel. A cursor that is not
 // an intent of the store is 400 invalid_starting_after or
@@ -116,23 +112,23 @@ func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListPara
 		return nil, false, keelpay.InvalidRequest("limit", "invalid_limit", "limit must be an integer from 1 to 100.")
 	}
 	if p.StartingAfter != "" && !keelpay.ValidID(keelpay.PrefixPaymentIntent, p.StartingAfter) {
-		return nil, false, ErrInvalidCursor("starting_after")
+		return nil, false, check.ErrInvalidCursor("starting_after")
 	}
 	if p.EndingBefore != "" && p.StartingAfter != "" {
 		return nil, false, keelpay.InvalidRequest("ending_before", "invalid_ending_before",
 			"starting_after and ending_before cannot be given together.")
 	}
 	if p.EndingBefore != "" && !keelpay.ValidID(keelpay.PrefixPaymentIntent, p.EndingBefore) {
-		return nil, false, ErrInvalidCursor("ending_before")
+		return nil, false, check.ErrInvalidCursor("ending_before")
 	}
 	intents, more, err := s.cfg.Storage.PaymentIntentList(ctx, storage.PaymentIntentListParams{
 		StoreID: st.ID, Limit: p.Limit, StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore,
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		if p.StartingAfter != "" {
-			return nil, false, ErrInvalidCursor("starting_after")
+			return nil, false, check.ErrInvalidCursor("starting_after")
 		}
-		return nil, false, ErrInvalidCursor("ending_before")
+		return nil, false, check.ErrInvalidCursor("ending_before")
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("payments: list intents: %w", err)
@@ -236,7 +232,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	callCtx, cancel := s.call(ctx)
 	res, err := s.cfg.Provider.Charge(callCtx, req)
 	cancel()
-	if e := NotSent(err); e != nil {
+	if e := providercall.NotSent(err); e != nil {
 		return nil, s.withdraw(ctx, pi, &attempt, e)
 	}
 	return s.finish(ctx, &attempt, answer{res: res, err: err})
@@ -263,7 +259,7 @@ func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reaso
 	if reason == "" {
 		reason = fields.CancellationRequestedByCustomer
 	}
-	if err := CheckCancellationReason(reason); err != nil {
+	if err := check.CancellationReason(reason); err != nil {
 		return nil, err
 	}
 	for range 5 {
@@ -331,7 +327,7 @@ func (s *Service) cancelChallenge(ctx context.Context, pi *keelpay.PaymentIntent
 	if err := s.cfg.Storage.PaymentIntentUpdate(ctx, &unmarked, after.Version); err != nil && !errors.Is(err, storage.ErrConflict) {
 		return nil, false, fmt.Errorf("payments: withdraw cancel: %w", err)
 	}
-	return nil, false, errUnavailable(0)
+	return nil, false, providercall.Unavailable(0)
 }
 
 // customerCard returns a card of the store that belongs to customerID, or

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/schedule"
 	"github.com/keelpay/keelpay/provider"
 )
 
@@ -66,38 +67,16 @@ const (
 	// ThreeDSecureWait is how long a 3D Secure challenge waits for the
 	// buyer; then the reconciler looks the attempt up.
 	ThreeDSecureWait = 10 * time.Minute
-	// ReconcileEvery is the interval of look-ups after the schedule's last
-	// fixed point.
-	ReconcileEvery = 6 * time.Hour
 )
-
-// ReconcileSchedule is when, after an attempt, the reconciler asks the
-// provider about an outcome it does not know; after the last, every
-// [ReconcileEvery].
-var ReconcileSchedule = [...]time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour}
-
-// NextReconcile returns when the reconciler next asks the provider about
-// an attempt made at attemptAt whose outcome is unknown at now: the first
-// point of [ReconcileSchedule] after now, then every [ReconcileEvery]. The
-// refunds' reconciler keeps the same schedule.
-func NextReconcile(attemptAt, now time.Time) time.Time {
-	for _, d := range ReconcileSchedule {
-		if t := attemptAt.Add(d); t.After(now) {
-			return t
-		}
-	}
-	last := attemptAt.Add(ReconcileSchedule[len(ReconcileSchedule)-1])
-	return last.Add(ReconcileEvery * (now.Sub(last)/ReconcileEvery + 1))
-}
 
 // nextCheck returns when to look an open attempt up next: while a 3D
 // Secure challenge may still be answered, the end of its wait; otherwise
-// NextReconcile.
+// the reconcile schedule.
 func nextCheck(status keelpay.PaymentIntentStatus, attemptAt, now time.Time) time.Time {
 	if wait := attemptAt.Add(ThreeDSecureWait); status == keelpay.IntentRequiresAction && now.Before(wait) {
 		return wait
 	}
-	return NextReconcile(attemptAt, now)
+	return schedule.Next(attemptAt, now)
 }
 
 // canConfirm reports whether an intent in status may start an attempt. Only

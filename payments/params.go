@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/provider"
 )
 
@@ -18,10 +19,10 @@ type CardSessionParams struct {
 // Validate checks the fields in the decided order (customer, page_origins)
 // and makes them canonical.
 func (p *CardSessionParams) Validate() error {
-	if err := CheckCustomer(p.Customer); err != nil {
+	if err := check.Customer(p.Customer); err != nil {
 		return err
 	}
-	origins, err := CheckPageOrigins(p.PageOrigins)
+	origins, err := check.PageOrigins(p.PageOrigins)
 	if err != nil {
 		return err
 	}
@@ -45,18 +46,18 @@ type NewCard struct {
 
 // validate checks the card's fields in order at now.
 func (c *NewCard) validate(now time.Time) error {
-	digits, err := CheckCardNumber(c.Number)
+	digits, err := check.CardNumber(c.Number)
 	if err != nil {
 		return err
 	}
-	if err := CheckCardExpiry(c.ExpMonth, c.ExpYear, now); err != nil {
+	if err := check.CardExpiry(c.ExpMonth, c.ExpYear, now); err != nil {
 		return err
 	}
-	if err := CheckCardCVC(c.CVC, digits); err != nil {
+	if err := check.CardCVC(c.CVC, digits); err != nil {
 		return err
 	}
 	if c.Name != "" {
-		if err := CheckCardName(c.Name); err != nil {
+		if err := check.CardName(c.Name); err != nil {
 			return err
 		}
 	}
@@ -86,7 +87,7 @@ type CaptureParams struct {
 // Validate checks the fields in the decided order (client_secret, number,
 // exp_month, exp_year, cvc, name) at now.
 func (p *CaptureParams) Validate(now time.Time) error {
-	if err := CheckClientSecret(p.ClientSecret); err != nil {
+	if err := check.ClientSecret(p.ClientSecret); err != nil {
 		return err
 	}
 	return p.Card.validate(now)
@@ -111,39 +112,39 @@ type IntentParams struct {
 // Validate checks the fields in the documented order (docs/api.md) against the store's
 // currency and makes them canonical.
 func (p *IntentParams) Validate(storeCurrency string) error {
-	if err := CheckAmount(p.Amount); err != nil {
+	if err := check.Amount(p.Amount); err != nil {
 		return err
 	}
-	currency, err := CheckCurrency(p.Currency, storeCurrency)
+	currency, err := check.Currency(p.Currency, storeCurrency)
 	if err != nil {
 		return err
 	}
-	if err := CheckCustomer(p.Customer); err != nil {
+	if err := check.Customer(p.Customer); err != nil {
 		return err
 	}
-	if err := CheckDescription(p.Description); err != nil {
+	if err := check.Description(p.Description); err != nil {
 		return err
 	}
 	if p.Reference != "" {
-		if err := CheckReference(p.Reference); err != nil {
+		if err := check.Reference(p.Reference); err != nil {
 			return err
 		}
 	}
-	if err := CheckMetadata(p.Metadata); err != nil {
+	if err := check.Metadata(p.Metadata); err != nil {
 		return err
 	}
-	billing, err := CheckBilling(p.Billing)
+	billing, err := check.Billing(p.Billing)
 	if err != nil {
 		return err
 	}
 	var origins []string
 	if p.PageOrigins != nil {
-		if origins, err = CheckPageOrigins(p.PageOrigins); err != nil {
+		if origins, err = check.PageOrigins(p.PageOrigins); err != nil {
 			return err
 		}
 	}
 	if p.PaymentMethod != "" {
-		if err := CheckPaymentMethod(p.PaymentMethod); err != nil {
+		if err := check.PaymentMethod(p.PaymentMethod); err != nil {
 			return err
 		}
 	}
@@ -168,18 +169,18 @@ type ConfirmParams struct {
 // payment_method; then billing.
 func (p *ConfirmParams) Validate(now time.Time) error {
 	if p.Card != nil {
-		if err := CheckClientSecret(p.ClientSecret); err != nil {
+		if err := check.ClientSecret(p.ClientSecret); err != nil {
 			return err
 		}
 		if err := p.Card.validate(now); err != nil {
 			return err
 		}
 	} else if p.PaymentMethod != "" {
-		if err := CheckPaymentMethod(p.PaymentMethod); err != nil {
+		if err := check.PaymentMethod(p.PaymentMethod); err != nil {
 			return err
 		}
 	}
-	billing, err := CheckBilling(p.Billing)
+	billing, err := check.Billing(p.Billing)
 	if err != nil {
 		return err
 	}

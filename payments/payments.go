@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/outbox"
+	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -46,6 +48,11 @@ type Config struct {
 	// Clock decides every time the service keeps: expiry, the 3D Secure
 	// wait and the reconciler's schedule. Default keelpay.SystemClock.
 	Clock keelpay.Clock
+	// Committed, when set, is called with each event after the
+	// transaction that wrote it has committed: wire it to the
+	// dispatcher's Notify so that the webhook leaves at once rather than
+	// at the dispatcher's next poll. Default: nothing is called.
+	Committed func(ctx context.Context, e *keelpay.Event)
 	// Logger gets failures of background work and of provider calls, with
 	// object ids only: never personal data or card details. Default
 	// slog.Default().
@@ -79,6 +86,7 @@ type Service struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
+	outbox  *outbox.Outbox
 }
 
 // New returns a Service. It panics when Provider or Storage is missing,
@@ -88,7 +96,8 @@ func New(cfg Config) *Service {
 	if cfg.Provider == nil || cfg.Storage == nil {
 		panic("payments: Config.Provider and Config.Storage are required")
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, metrics: newMetrics(cfg.Metrics, cfg.Storage)}
+	s := &Service{cfg: cfg, log: cfg.Logger, metrics: newMetrics(cfg.Metrics, cfg.Storage),
+		outbox: outbox.New(cfg.Storage, cfg.Committed)}
 	if n, ok := cfg.Provider.(provider.Notifier); ok {
 		n.SetNotifier(s.Notify)
 	}
@@ -102,7 +111,7 @@ func (s *Service) now() time.Time { return s.cfg.Clock.Now().UTC().Truncate(time
 // cancellation (a charge cut off halfway is an unknown outcome) and is
 // bounded by CallTimeout.
 func (s *Service) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+	return providercall.Context(ctx, s.cfg.CallTimeout)
 }
 
 // metrics are the service's Prometheus metrics.

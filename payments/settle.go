@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -53,12 +53,14 @@ func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answe
 func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st step) (next *keelpay.PaymentIntent, won bool, err error) {
 	var ev *keelpay.Event
 	if st.event != "" {
-		if ev, err = events.New(prev.StoreID, st.event, NewIntentObject(&st.next, false), st.next.UpdatedAt); err != nil {
+		if ev, err = outbox.Event(prev.StoreID, st.event, NewIntentObject(&st.next, false), st.next.UpdatedAt); err != nil {
 			return nil, false, err
 		}
 	}
 	for range 3 {
-		err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		// The event is written with the change, and the dispatcher woken
+		// once it is committed.
+		err := s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
 			n := st.next
 			if err := tx.PaymentIntentUpdate(ctx, &n, prev.Version); err != nil {
 				return err
@@ -68,18 +70,12 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 					return err
 				}
 			}
-			if ev != nil {
-				e := *ev
-				if err := tx.EventInsert(ctx, &e); err != nil {
-					return err
-				}
-			}
 			// When a request with an Idempotency-Key makes this change,
 			// its response is stored with it: a retry after a crash gets
 			// this answer, not a second run.
 			n.Version = prev.Version + 1
 			return idem.Finish(ctx, tx, n.ID, &n)
-		})
+		}, ev)
 		if err == nil {
 			next := st.next
 			next.Version = prev.Version + 1

@@ -12,10 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/fields"
 	"github.com/keelpay/keelpay/internal/idem"
-	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/internal/outbox"
+	"github.com/keelpay/keelpay/internal/providercall"
+	"github.com/keelpay/keelpay/internal/schedule"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -37,13 +39,15 @@ const (
 type Config struct {
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
+	// Committed, when set, is called with each event after the
+	// transaction that wrote it has committed: wire it to the
+	// dispatcher's Notify so that the webhook leaves at once rather than
+	// at the dispatcher's next poll. Default: nothing is called.
+	Committed func(ctx context.Context, e *keelpay.Event)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, receives the refund metrics.
 	Metrics prometheus.Registerer
-	// Notify, when set, is called after a commit that wrote an event (wire
-	// it to the dispatcher's Notify so deliveries start at once).
-	Notify func()
 	// Provider is required.
 	Provider provider.Provider
 	// Storage is required.
@@ -52,8 +56,9 @@ type Config struct {
 
 // Service sends, reads and reconciles refunds.
 type Service struct {
-	cfg   Config
-	sends *prometheus.CounterVec
+	cfg    Config
+	outbox *outbox.Outbox
+	sends  *prometheus.CounterVec
 }
 
 // New returns a Service.
@@ -64,10 +69,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Notify == nil {
-		cfg.Notify = func() {}
-	}
-	s := &Service{cfg: cfg, sends: prometheus.NewCounterVec(prometheus.CounterOpts{
+	s := &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed), sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_refund_sends_total",
 		Help: "Refund sends by outcome (succeeded, failed, outcome_unknown, unavailable).",
 	}, []string{"outcome"})}
@@ -113,7 +115,7 @@ func (p *Params) Validate() error {
 	if err := CheckReason(p.Reason); err != nil {
 		return err
 	}
-	return payments.CheckMetadata(p.Metadata)
+	return check.Metadata(p.Metadata)
 }
 
 // Result is the outcome of Send.
@@ -175,7 +177,7 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		Attempts:        1,
 		AttemptID:       keelpay.NewID("rfatt_"),
 		LastSentAt:      now,
-		ReconcileAt:     payments.NextReconcile(now, now),
+		ReconcileAt:     schedule.Next(now, now),
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		Version:         1,
@@ -239,7 +241,7 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 	next.Status = keelpay.RefundPending
 	next.Attempts++
 	next.LastSentAt = now
-	next.ReconcileAt = payments.NextReconcile(now, now)
+	next.ReconcileAt = schedule.Next(now, now)
 	next.ReconcileCount = 0
 	next.UpdatedAt = now
 	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
@@ -270,7 +272,7 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 // the error is 503.
 func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund,
 	revert func(context.Context, storage.Executor) error) (*keelpay.Refund, error) {
-	pctx, cancel := context.WithTimeout(ctx, ProviderTimeout)
+	pctx, cancel := providercall.Context(ctx, ProviderTimeout)
 	res, err := s.cfg.Provider.Refund(pctx, provider.RefundRequest{
 		MerchantID:      st.MerchantID,
 		AttemptID:       r.AttemptID,
@@ -283,7 +285,7 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	// The outcome is committed even if the caller went away: the provider
 	// may have paid out.
 	ctx = context.WithoutCancel(ctx)
-	if unavailable := payments.NotSent(err); unavailable != nil {
+	if unavailable := providercall.NotSent(err); unavailable != nil {
 		s.sends.WithLabelValues("unavailable").Inc()
 		if rerr := s.cfg.Storage.WithTx(ctx, revert); rerr != nil {
 			// The record stays pending; the reconciler will find the
@@ -346,29 +348,25 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 		return s.markUnknown(ctx, r)
 	}
 	s.sends.WithLabelValues(string(next.Status)).Inc()
-	e, err := events.New(r.StoreID, typ, NewObject(&next), now)
+	e, err := outbox.Event(r.StoreID, typ, NewObject(&next), now)
 	if err != nil {
 		return nil, err
 	}
-	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+	err = s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
-			return err
-		}
-		if err := tx.EventInsert(ctx, e); err != nil {
 			return err
 		}
 		// A request with an Idempotency-Key stores its answer with the
 		// outcome: a retry after a crash gets it, not another send.
 		next.Version = r.Version + 1
 		return idem.Finish(ctx, tx, next.ID, &next)
-	})
+	}, e)
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("refund: record outcome: %w", err)
 	}
-	s.cfg.Notify()
 	return &next, nil
 }
 
@@ -427,7 +425,9 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.cfg.Provider.LookupRefund(ctx, st.MerchantID, r.AttemptID)
+	lctx, cancel := providercall.Context(ctx, ProviderTimeout)
+	res, err := s.cfg.Provider.LookupRefund(lctx, st.MerchantID, r.AttemptID)
+	cancel()
 	if errors.Is(err, provider.ErrUnknownAttempt) {
 		// The send was recorded but never reached the provider (the
 		// process died before the call): make it now, same attempt id.
@@ -435,7 +435,7 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 		if perr != nil {
 			return perr
 		}
-		pctx, cancel := context.WithTimeout(ctx, ProviderTimeout)
+		pctx, cancel := providercall.Context(ctx, ProviderTimeout)
 		res, err = s.cfg.Provider.Refund(pctx, provider.RefundRequest{
 			MerchantID: st.MerchantID, AttemptID: r.AttemptID, ChargeAttemptID: pi.AttemptID,
 			OrderID: pi.OrderID, Amount: r.Amount, Currency: r.Currency,
@@ -453,7 +453,7 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 	// Not known yet: look again on the schedule.
 	next := *r
 	next.ReconcileCount++
-	next.ReconcileAt = payments.NextReconcile(r.LastSentAt, s.now())
+	next.ReconcileAt = schedule.Next(r.LastSentAt, s.now())
 	next.UpdatedAt = s.now()
 	if err := s.cfg.Storage.RefundUpdate(ctx, &next, r.Version); err != nil && !errors.Is(err, storage.ErrConflict) {
 		return err

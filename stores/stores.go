@@ -1,7 +1,6 @@
 package stores
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -16,6 +15,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/fields"
 	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -38,9 +38,6 @@ const (
 	SetupUnprovenLimitPerClient  = 5
 	SetupUnprovenLimitPerAddress = 60
 	SetupLimitWindow             = time.Minute
-	// UnavailableRetryAfter is the Retry-After of 503
-	// provider_api_unavailable on setup (docs/api.md).
-	UnavailableRetryAfter = 30 * time.Second
 )
 
 // rateLimitSweepLimit is the most expired rate-limit hits one setup
@@ -54,6 +51,9 @@ type Config struct {
 	// private hosts. Default false; the reference server's sandbox mode
 	// turns it on.
 	AllowInsecureWebhooks bool
+	// CallTimeout bounds the provider's check of an application. Default
+	// 30 seconds.
+	CallTimeout time.Duration
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
 	// Provider checks application credentials. Required.
@@ -215,7 +215,9 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 
 	// The provider checks the credentials before anything about the store
 	// is revealed (store_already_enabled carries the store's id).
-	app, err := s.cfg.Provider.CheckApplication(ctx, provider.Credentials{ClientID: p.ClientID, ClientSecret: p.ClientSecret})
+	callCtx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
+	app, err := s.cfg.Provider.CheckApplication(callCtx, provider.Credentials{ClientID: p.ClientID, ClientSecret: p.ClientSecret})
+	cancel()
 	if err != nil {
 		return nil, setupProviderError(err)
 	}
@@ -386,7 +388,7 @@ func setupProviderError(err error) error {
 	case provider.KindAccessPending:
 		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformAccessPending,
 			"The platform's access to the application is not ready yet.").
-			WithRetryAfter(cmp.Or(pe.RetryAfter, 60*time.Second))
+			WithRetryAfter(providercall.RetryAfter(err))
 	case provider.KindCertificateMismatch:
 		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformCertificateMismatch,
 			"Configuration problem on the provider's side; contact the provider.")
@@ -395,7 +397,7 @@ func setupProviderError(err error) error {
 		// unknown outcome is simply "unavailable".
 		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodeProviderAPIUnavailable,
 			"The provider is unavailable; retry after the time in Retry-After.").
-			WithRetryAfter(UnavailableRetryAfter)
+			WithRetryAfter(providercall.RetryAfter(err))
 	}
 	return fmt.Errorf("setup: check application: %w", err)
 }

@@ -244,8 +244,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// The owner's sandbox notifies its own payments service, which
 	// finishes the intent in the shared database whichever process
 	// started it.
-	pay := payments.New(payments.Config{Clock: clock, Logger: log, Metrics: metrics, Provider: prov, Storage: db})
-	ref := refunds.New(refunds.Config{Clock: clock, Logger: log, Metrics: metrics, Notify: dispatcher.Notify, Provider: prov, Storage: db})
+	// Each committed event wakes the dispatcher: its webhook leaves at once.
+	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
+	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: log, Metrics: metrics, Provider: prov, Storage: db})
+	ref := refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: log, Metrics: metrics, Provider: prov, Storage: db})
 	api := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: log, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
 
 	mux := http.NewServeMux()

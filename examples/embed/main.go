@@ -92,8 +92,10 @@ func run(ctx context.Context, o options) error {
 	prov := sandbox.New(sandbox.Config{BaseURL: "http://" + addr + "/payments", Clock: clock})
 
 	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: o.insecureWebhooks, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
-	pay := payments.New(payments.Config{Clock: clock, Logger: logger, Metrics: metrics, Provider: prov, Storage: db})
-	ref := refunds.New(refunds.Config{Clock: clock, Logger: logger, Metrics: metrics, Notify: dispatcher.Notify, Provider: prov, Storage: db})
+	// Each committed event wakes the dispatcher: its webhook leaves at once.
+	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
+	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: prov, Storage: db})
+	ref := refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: prov, Storage: db})
 	api := httpapi.New(httpapi.Config{
 		Clock:    clock,
 		Events:   events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}),

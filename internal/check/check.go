@@ -1,4 +1,6 @@
-package payments
+// Package check judges the fields of API requests, one function per field,
+// for the HTTP decoders and the services' Validate methods.
+package check
 
 import (
 	"time"
@@ -7,7 +9,7 @@ import (
 	"github.com/keelpay/keelpay/internal/fields"
 )
 
-// The Check functions judge one request field each and return nil or a 400
+// The functions judge one request field each and return nil or a 400
 // invalid_request naming the field (details.field, details.code). The HTTP
 // decoder calls them field by field, so that the first failure in the
 // decided order is the one reported, including a wrong JSON type; the
@@ -29,18 +31,18 @@ func lastSegment(field string) string {
 	return field
 }
 
-// CheckAmount checks an intent's amount in minor units: 1 to 1000000000.
-func CheckAmount(n int64) error {
+// Amount checks an intent's amount in minor units: 1 to 1000000000.
+func Amount(n int64) error {
 	if !fields.Amount(n) {
 		return invalid("amount", "invalid_amount", "amount must be an integer from 1 to 1000000000 (minor units).")
 	}
 	return nil
 }
 
-// CheckCurrency checks a currency code against the store's currency and
+// Currency checks a currency code against the store's currency and
 // returns it upper case: invalid_currency, then currency_not_supported (not
 // two decimal places), then currency_mismatch.
-func CheckCurrency(code, storeCurrency string) (string, error) {
+func Currency(code, storeCurrency string) (string, error) {
 	if code == "" {
 		return "", missing("currency")
 	}
@@ -56,34 +58,34 @@ func CheckCurrency(code, storeCurrency string) (string, error) {
 	return upper, nil
 }
 
-// CheckCustomerID checks customer.id: 1 to 64 printable characters.
-func CheckCustomerID(s string) error {
+// CustomerID checks customer.id: 1 to 64 printable characters.
+func CustomerID(s string) error {
 	return check(s, "customer.id", fields.CustomerID, "customer.id must be 1 to 64 printable characters.")
 }
 
-// CheckCustomerName checks customer.name: 1 to 200 characters without
+// CustomerName checks customer.name: 1 to 200 characters without
 // control characters.
-func CheckCustomerName(s string) error {
+func CustomerName(s string) error {
 	return check(s, "customer.name", fields.Name, "customer.name must be 1 to 200 characters without control characters.")
 }
 
-// CheckCustomerEmail checks customer.email: a plain address.
-func CheckCustomerEmail(s string) error {
+// CustomerEmail checks customer.email: a plain address.
+func CustomerEmail(s string) error {
 	return check(s, "customer.email", fields.Email, "customer.email must be a plain e-mail address of at most 254 characters.")
 }
 
-// CheckCustomerPhone checks customer.phone: E.164.
-func CheckCustomerPhone(s string) error {
+// CustomerPhone checks customer.phone: E.164.
+func CustomerPhone(s string) error {
 	return check(s, "customer.phone", fields.Phone, "customer.phone must be an E.164 number such as +4915112345678.")
 }
 
-// CheckCustomer checks all four customer fields, in order; a customer with
+// Customer checks all four customer fields, in order; a customer with
 // no field set is missing_customer.
-func CheckCustomer(c keelpay.Customer) error {
+func Customer(c keelpay.Customer) error {
 	if c == (keelpay.Customer{}) {
 		return missing("customer")
 	}
-	for _, err := range []error{CheckCustomerID(c.ID), CheckCustomerName(c.Name), CheckCustomerEmail(c.Email), CheckCustomerPhone(c.Phone)} {
+	for _, err := range []error{CustomerID(c.ID), CustomerName(c.Name), CustomerEmail(c.Email), CustomerPhone(c.Phone)} {
 		if err != nil {
 			return err
 		}
@@ -101,18 +103,18 @@ func check(s, field string, ok func(string) bool, msg string) error {
 	return nil
 }
 
-// CheckDescription checks an intent's description: at most 1000 characters
+// Description checks an intent's description: at most 1000 characters
 // without control characters.
-func CheckDescription(s string) error {
+func Description(s string) error {
 	if !fields.Description(s) {
 		return invalid("description", "invalid_description", "description must be at most 1000 characters without control characters.")
 	}
 	return nil
 }
 
-// CheckReference checks an intent's reference: 1 to 100 printable
+// Reference checks an intent's reference: 1 to 100 printable
 // characters.
-func CheckReference(s string) error {
+func Reference(s string) error {
 	if !fields.Reference(s) {
 		return invalid("reference", "invalid_reference", "reference must be 1 to 100 printable characters.")
 	}
@@ -127,8 +129,8 @@ func ErrInvalidMetadata() error {
 		"metadata must be an object of at most 50 string values; keys 1 to 40 characters without [ or ], values at most 500.")
 }
 
-// CheckMetadata checks an intent's metadata.
-func CheckMetadata(m map[string]string) error {
+// Metadata checks an intent's metadata.
+func Metadata(m map[string]string) error {
 	if !fields.Metadata(m) {
 		return ErrInvalidMetadata()
 	}
@@ -140,9 +142,9 @@ func ErrInvalidBilling() error {
 	return invalid("billing", "invalid_billing", "billing must be an object with country, state and postal_code.")
 }
 
-// CheckBillingCountry checks billing.country (required when billing is
+// BillingCountry checks billing.country (required when billing is
 // given): an ISO 3166-1 alpha-2 code, returned upper case.
-func CheckBillingCountry(s string) (string, error) {
+func BillingCountry(s string) (string, error) {
 	if s == "" {
 		return "", missing("billing.country")
 	}
@@ -153,42 +155,42 @@ func CheckBillingCountry(s string) (string, error) {
 	return code, nil
 }
 
-// CheckBillingState checks billing.state: 1 to 50 characters without
+// BillingState checks billing.state: 1 to 50 characters without
 // control characters.
-func CheckBillingState(s string) error {
+func BillingState(s string) error {
 	if !fields.State(s) {
 		return invalid("billing.state", "invalid_state", "billing.state must be 1 to 50 characters without control characters.")
 	}
 	return nil
 }
 
-// CheckBillingPostalCode checks billing.postal_code: 1 to 16 letters,
+// BillingPostalCode checks billing.postal_code: 1 to 16 letters,
 // digits, spaces and hyphens.
-func CheckBillingPostalCode(s string) error {
+func BillingPostalCode(s string) error {
 	if !fields.PostalCode(s) {
 		return invalid("billing.postal_code", "invalid_postal_code", "billing.postal_code must be 1 to 16 letters, digits, spaces and hyphens.")
 	}
 	return nil
 }
 
-// CheckBilling checks billing details in order and returns them with the
+// Billing checks billing details in order and returns them with the
 // country upper case; nil is no billing.
-func CheckBilling(b *keelpay.Billing) (*keelpay.Billing, error) {
+func Billing(b *keelpay.Billing) (*keelpay.Billing, error) {
 	if b == nil {
 		return nil, nil
 	}
 	out := *b
 	var err error
-	if out.Country, err = CheckBillingCountry(b.Country); err != nil {
+	if out.Country, err = BillingCountry(b.Country); err != nil {
 		return nil, err
 	}
 	if b.State != "" {
-		if err := CheckBillingState(b.State); err != nil {
+		if err := BillingState(b.State); err != nil {
 			return nil, err
 		}
 	}
 	if b.PostalCode != "" {
-		if err := CheckBillingPostalCode(b.PostalCode); err != nil {
+		if err := BillingPostalCode(b.PostalCode); err != nil {
 			return nil, err
 		}
 	}
@@ -202,8 +204,8 @@ func ErrInvalidPageOrigins() error {
 		"page_origins must be 1 to 10 distinct origins scheme://host[:port] (https, or http for localhost), without a path.")
 }
 
-// CheckPageOrigins checks page_origins and returns them canonical.
-func CheckPageOrigins(list []string) ([]string, error) {
+// PageOrigins checks page_origins and returns them canonical.
+func PageOrigins(list []string) ([]string, error) {
 	out, ok := fields.PageOrigins(list)
 	if !ok {
 		return nil, ErrInvalidPageOrigins()
@@ -211,17 +213,17 @@ func CheckPageOrigins(list []string) ([]string, error) {
 	return out, nil
 }
 
-// CheckPaymentMethod checks payment_method: a card id.
-func CheckPaymentMethod(s string) error {
+// PaymentMethod checks payment_method: a card id.
+func PaymentMethod(s string) error {
 	if !keelpay.ValidID(keelpay.PrefixCard, s) {
 		return invalid("payment_method", "invalid_payment_method", "payment_method must be a card id.")
 	}
 	return nil
 }
 
-// CheckCancellationReason checks a client's cancellation_reason:
+// CancellationReason checks a client's cancellation_reason:
 // requested_by_customer, abandoned, duplicate or fraudulent.
-func CheckCancellationReason(s string) error {
+func CancellationReason(s string) error {
 	if !fields.CancellationReason(s) {
 		return invalid("cancellation_reason", "invalid_cancellation_reason",
 			"cancellation_reason must be requested_by_customer, abandoned, duplicate or fraudulent.")
@@ -229,20 +231,20 @@ func CheckCancellationReason(s string) error {
 	return nil
 }
 
-// CheckClientSecret checks that a client_secret is given; whether it is
+// ClientSecret checks that a client_secret is given; whether it is
 // the object's is decided when the object is read (a wrong one is not
 // found).
-func CheckClientSecret(s string) error {
+func ClientSecret(s string) error {
 	if s == "" {
 		return missing("client_secret")
 	}
 	return nil
 }
 
-// CheckCardNumber checks a card number as typed (digits, with single
+// CardNumber checks a card number as typed (digits, with single
 // spaces or hyphens between them) and returns its digits: Luhn, 12 to 19
 // digits, else invalid_number.
-func CheckCardNumber(s string) (string, error) {
+func CardNumber(s string) (string, error) {
 	if s == "" {
 		return "", missing("number")
 	}
@@ -259,20 +261,20 @@ func ErrInvalidExpiry(field string) error {
 	return invalid(field, "invalid_expiry", "The card's expiry (exp_month, exp_year) is not valid or has passed.")
 }
 
-// CheckCardExpMonth checks exp_month: 1 to 12.
-func CheckCardExpMonth(month int64) error {
+// CardExpMonth checks exp_month: 1 to 12.
+func CardExpMonth(month int64) error {
 	if month < 1 || month > 12 {
 		return ErrInvalidExpiry("exp_month")
 	}
 	return nil
 }
 
-// CheckCardExpiry checks exp_year, and the expiry as a whole at now: a
+// CardExpiry checks exp_year, and the expiry as a whole at now: a
 // four-digit year at most 20 years ahead, not before the end of the month
 // (exp_month is blamed when only the month of the current year has
 // passed).
-func CheckCardExpiry(month, year int64, now time.Time) error {
-	if err := CheckCardExpMonth(month); err != nil {
+func CardExpiry(month, year int64, now time.Time) error {
+	if err := CardExpMonth(month); err != nil {
 		return err
 	}
 	if year < 1000 || year > 9999 || year < int64(now.UTC().Year()) {
@@ -287,9 +289,9 @@ func CheckCardExpiry(month, year int64, now time.Time) error {
 	return nil
 }
 
-// CheckCardCVC checks a CVC for the brand of the card number's digits: 3
+// CardCVC checks a CVC for the brand of the card number's digits: 3
 // digits, 4 for amex.
-func CheckCardCVC(cvc, digits string) error {
+func CardCVC(cvc, digits string) error {
 	if cvc == "" {
 		return missing("cvc")
 	}
@@ -299,11 +301,17 @@ func CheckCardCVC(cvc, digits string) error {
 	return nil
 }
 
-// CheckCardName checks the optional cardholder name: 1 to 200 characters
+// CardName checks the optional cardholder name: 1 to 200 characters
 // without control characters.
-func CheckCardName(s string) error {
+func CardName(s string) error {
 	if !fields.Name(s) {
 		return invalid("name", "invalid_name", "name must be 1 to 200 characters without control characters.")
 	}
 	return nil
+}
+
+// ErrInvalidCursor is the 400 of a list cursor (starting_after or
+// ending_before) that is not the id of an object of the list.
+func ErrInvalidCursor(field string) error {
+	return keelpay.InvalidRequest(field, "invalid_"+field, field+" must be the id of a payment intent of the store.")
 }
