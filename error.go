@@ -2,7 +2,6 @@ package keelpay
 
 import (
 	"errors"
-	"net/http"
 	"time"
 )
 
@@ -76,23 +75,24 @@ const (
 	CodeIdempotencyKeyInUse  Code = "idempotency_key_in_use"
 )
 
-// ErrIdempotencyKeyInUse is the 409 idempotency_key_in_use of a request
+// ErrIdempotencyKeyInUse is the idempotency_key_in_use of a request
 // whose Idempotency-Key belongs to a request that is still running, or
 // whose work (a provider call) may still be under way: retry after wait,
 // at least a second.
 func ErrIdempotencyKeyInUse(wait time.Duration) *Error {
-	return NewError(http.StatusConflict, CodeIdempotencyKeyInUse,
+	return NewError(CodeIdempotencyKeyInUse,
 		"A request with this Idempotency-Key is still running; retry after the time in Retry-After.").
 		WithRetryAfter(max(wait, time.Second))
 }
 
 // Error is the one error type the services return for anything a client
-// should see. httpapi renders it as {"error":{"code","message","details"}}
-// with Status as the HTTP status. Any other error is an internal error: the
-// client sees 500 internal_error and the detail goes only to the log.
+// should see. It says what happened, not how to say it over HTTP: httpapi
+// renders it as {"error":{"code","message","details"}} with the HTTP status
+// its one table gives the code (httpapi.Status). Any other error is an
+// internal error: the client sees 500 internal_error and the detail goes
+// only to the log.
 type Error struct {
 	Code    Code
-	Status  int
 	Message string
 	// Details carries extra data for some codes (field, code, status,
 	// reason, refund, missing_roles, store_id, publishable_key).
@@ -104,12 +104,12 @@ type Error struct {
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-// NewError returns an Error with the given status, code and message.
-func NewError(status int, code Code, message string) *Error {
-	return &Error{Code: code, Status: status, Message: message}
+// NewError returns an Error with the given code and message.
+func NewError(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
 }
 
-// InvalidRequest returns a 400 invalid_request naming the field that failed
+// InvalidRequest returns an invalid_request naming the field that failed
 // and why (details.field and details.code). The message must not contain a
 // value the client sent.
 func InvalidRequest(field, detailCode, message string) *Error {
@@ -117,7 +117,7 @@ func InvalidRequest(field, detailCode, message string) *Error {
 	if field != "" {
 		d["field"] = field
 	}
-	return &Error{Code: CodeInvalidRequest, Status: http.StatusBadRequest, Message: message, Details: d}
+	return &Error{Code: CodeInvalidRequest, Message: message, Details: d}
 }
 
 // WithDetail returns e with details[key] = value added.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -58,7 +57,7 @@ func (s *Service) SendTest(ctx context.Context, storeID string) (*keelpay.Event,
 		return nil, fmt.Errorf("webhook test rate limit: %w", err)
 	}
 	if wait > 0 {
-		return nil, keelpay.NewError(http.StatusTooManyRequests, keelpay.CodeRateLimited,
+		return nil, keelpay.NewError(keelpay.CodeRateLimited,
 			"Too many webhook tests; retry after the time in Retry-After.").WithRetryAfter(wait)
 	}
 	e, err := New(storeID, keelpay.EventWebhookTest, testObject, now)
@@ -265,5 +264,5 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 }
 
 func errEventNotFound() error {
-	return keelpay.NewError(http.StatusNotFound, keelpay.CodeEventNotFound, "No such event.")
+	return keelpay.NewError(keelpay.CodeEventNotFound, "No such event.")
 }

@@ -37,7 +37,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" || (params["charset"] != "" && !equalFoldASCII(params["charset"], "utf-8")) {
-		return nil, keelpay.NewError(http.StatusUnsupportedMediaType, keelpay.CodeUnsupportedMediaType,
+		return nil, keelpay.NewError(keelpay.CodeUnsupportedMediaType,
 			"Content-Type must be application/json.")
 	}
 	if len(body) == 0 {
@@ -49,7 +49,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 func equalFoldASCII(a, b string) bool { return bytes.EqualFold([]byte(a), []byte(b)) }
 
 func errTooLarge() error {
-	return keelpay.NewError(http.StatusRequestEntityTooLarge, keelpay.CodeRequestTooLarge,
+	return keelpay.NewError(keelpay.CodeRequestTooLarge,
 		"The request body is larger than 16 KiB.")
 }
 

@@ -148,7 +148,7 @@ func (a *api) routes() {
 		notAllowed := func(w http.ResponseWriter, r *http.Request) {
 			setRoute(r, p)
 			w.Header().Set("Allow", allow)
-			a.writeError(w, r, keelpay.NewError(http.StatusMethodNotAllowed, keelpay.CodeMethodNotAllowed,
+			a.writeError(w, r, keelpay.NewError(keelpay.CodeMethodNotAllowed,
 				"The method is not allowed on this path; see the Allow header."))
 		}
 		if !shadows(p, paths) {
@@ -172,7 +172,7 @@ func (a *api) routes() {
 	})
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRoute(r, routeUnmatched)
-		a.writeError(w, r, keelpay.NewError(http.StatusNotFound, keelpay.CodeNotFound, "No such path."))
+		a.writeError(w, r, keelpay.NewError(keelpay.CodeNotFound, "No such path."))
 	})
 }
 

@@ -117,7 +117,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		a.writeError(w, r, fmt.Errorf("idempotency: begin: %w", err))
 		return
 	case !bytes.Equal(rec.Fingerprint, fingerprint):
-		a.writeError(w, r, keelpay.NewError(http.StatusUnprocessableEntity, keelpay.CodeIdempotencyKeyReused,
+		a.writeError(w, r, keelpay.NewError(keelpay.CodeIdempotencyKeyReused,
 			"The Idempotency-Key was already used with another method, path or body."))
 		return
 	case !began && !rec.Completed():
@@ -137,7 +137,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			// The middleware would answer 500 internal_error (and log the
 			// panic, re-raised below); answering it here, through rw,
 			// stores the body that is sent.
-			a.writeError(rw, r, keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error."))
+			a.writeError(rw, r, keelpay.NewError(keelpay.CodeInternalError, "Internal error."))
 		}
 		a.finishIdempotent(r, c.store.ID, key, token, rw)
 		if p != nil {

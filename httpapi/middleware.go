@@ -104,7 +104,7 @@ func (a *api) middleware(next http.Handler) http.Handler {
 				}
 				a.log.ErrorContext(ctx, "panic", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 				if sw.status == 0 {
-					a.writeError(sw, r, keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error."))
+					a.writeError(sw, r, keelpay.NewError(keelpay.CodeInternalError, "Internal error."))
 				}
 			}
 			if sw.status == 0 { // nothing written: net/http sends 200

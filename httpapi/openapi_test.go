@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
@@ -380,6 +381,87 @@ func TestOpenAPIWebhooksAreTheEventTypes(t *testing.T) {
 	for name := range doc.Webhooks {
 		if !keelpay.ValidEventType(name) {
 			t.Errorf("webhooks in %s has %q, which is no event type in keelpay.EventTypes", openAPIName, name)
+		}
+	}
+}
+
+// TestErrorTableIsDocumented checks the one table from error code to HTTP
+// status (statuses) against error.go, docs/errors.md and the status of
+// every response of docs/openapi.json that lists the code.
+func TestErrorTableIsDocumented(t *testing.T) {
+	t.Parallel()
+	for name, code := range errorCodes(t) {
+		if _, ok := statuses[keelpay.Code(code)]; !ok {
+			t.Errorf("error code %q (keelpay.%s in error.go) has no HTTP status in the table of httpapi/status.go", code, name)
+		}
+	}
+
+	md, err := os.ReadFile("../docs/errors.md")
+	require.NoError(t, err)
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([0-9]{3}) \\|")
+	inDocs := map[keelpay.Code]bool{}
+	for _, m := range row.FindAllStringSubmatch(string(md), -1) {
+		code, status := keelpay.Code(m[1]), m[2]
+		inDocs[code] = true
+		want, ok := statuses[code]
+		if !ok {
+			t.Errorf("docs/errors.md has %s with %s; the table of httpapi/status.go does not have it", code, status)
+			continue
+		}
+		if status != strconv.Itoa(want) {
+			t.Errorf("docs/errors.md gives %s status %s; the table says %d", code, status, want)
+		}
+	}
+	for code, status := range statuses {
+		if !inDocs[code] {
+			t.Errorf("docs/errors.md has no row for %s (%d)", code, status)
+		}
+	}
+
+	_, raw := readOpenAPI(t)
+	var tree any
+	require.NoError(t, json.Unmarshal(raw, &tree))
+	// The statuses under which each shared response is used.
+	refStatuses := map[string][]string{}
+	var walk func(v any, key string)
+	walk = func(v any, key string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok && strings.HasPrefix(ref, "#/components/responses/") {
+				refStatuses[strings.TrimPrefix(ref, "#/components/responses/")] = append(refStatuses[strings.TrimPrefix(ref, "#/components/responses/")], key)
+			}
+			for k, child := range v {
+				walk(child, k)
+			}
+		case []any:
+			for _, child := range v {
+				walk(child, key)
+			}
+		}
+	}
+	walk(tree, "")
+	status3 := regexp.MustCompile(`/([0-9]{3})/x-error-codes$`)
+	shared := regexp.MustCompile(`^#/components/responses/([A-Za-z]+)/x-error-codes$`)
+	for code, places := range listedErrorCodes(t, raw) {
+		want, ok := statuses[keelpay.Code(code)]
+		if !ok {
+			continue // TestOpenAPIDocumentsEveryErrorCode reports it
+		}
+		for _, at := range places {
+			var got []string
+			if m := status3.FindStringSubmatch(at); m != nil {
+				got = []string{m[1]}
+			} else if m := shared.FindStringSubmatch(at); m != nil {
+				got = refStatuses[m[1]]
+			}
+			if len(got) == 0 {
+				t.Errorf("%s: cannot tell the status of %s", openAPIName, at)
+			}
+			for _, s := range got {
+				if s != strconv.Itoa(want) {
+					t.Errorf("%s lists %s under status %s at %s; the table says %d", openAPIName, code, s, at, want)
+				}
+			}
 		}
 	}
 }

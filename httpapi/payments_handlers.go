@@ -168,7 +168,7 @@ func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	pi, err := a.cfg.Payments.GetIntent(r.Context(), c.store, r.PathValue("id"))
 	if err == nil && c.publishable && !secretMatches(pi.ClientSecret, q["client_secret"]) {
-		err = keelpay.NewError(http.StatusNotFound, keelpay.CodePaymentIntentNotFound, "The payment intent does not exist.")
+		err = keelpay.NewError(keelpay.CodePaymentIntentNotFound, "The payment intent does not exist.")
 	}
 	if err != nil {
 		a.writeError(w, r, err)

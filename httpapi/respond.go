@@ -52,10 +52,10 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if !ok {
 		a.log.ErrorContext(r.Context(), "internal error", slog.Any("error", err))
-		e = keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error.")
+		e = keelpay.NewError(keelpay.CodeInternalError, "Internal error.")
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
-	writeJSON(w, e.Status, errorBody{Error: errorFields{Code: e.Code, Message: e.Message, Details: e.Details}})
+	writeJSON(w, Status(e.Code), errorBody{Error: errorFields{Code: e.Code, Message: e.Message, Details: e.Details}})
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
@@ -69,7 +70,7 @@ func Example() {
 	_, err = ref.Send(ctx, store, refunds.Params{PaymentIntent: pi.ID, Reason: "Returned within 30 days"})
 	var kerr *keelpay.Error
 	if errors.As(err, &kerr) {
-		fmt.Println("again:", kerr.Status, kerr.Code)
+		fmt.Println("again:", httpapi.Status(kerr.Code), kerr.Code) // the status the API answers with
 	}
 	// Output:
 	// payment: succeeded

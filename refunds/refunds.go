@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -138,7 +137,7 @@ func (s *Service) Send(ctx context.Context, st *keelpay.Store, p Params) (*Resul
 	now := s.now()
 	pi, err := s.cfg.Storage.PaymentIntentGet(ctx, st.ID, p.PaymentIntent)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, keelpay.NewError(http.StatusNotFound, keelpay.CodePaymentIntentNotFound, "No such payment intent.")
+		return nil, keelpay.NewError(keelpay.CodePaymentIntentNotFound, "No such payment intent.")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("refund: read intent: %w", err)
@@ -222,7 +221,7 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 	next := *before
 	switch before.Status {
 	case keelpay.RefundSucceeded:
-		return nil, keelpay.NewError(http.StatusConflict, keelpay.CodeRefundExists,
+		return nil, keelpay.NewError(keelpay.CodeRefundExists,
 			"The payment intent already has a refund; see details.refund.").WithDetail("refund", before.ID)
 	case keelpay.RefundPending:
 		if wait := before.LastSentAt.Add(ResendAfter).Sub(now); wait > 0 {
@@ -480,17 +479,17 @@ func (s *Service) Run(ctx context.Context, every time.Duration) {
 func (s *Service) now() time.Time { return s.cfg.Clock.Now().Truncate(time.Microsecond) }
 
 func notRefundable(reason, msg string) error {
-	return keelpay.NewError(http.StatusConflict, keelpay.CodePaymentIntentNotRefundable, msg).WithDetail("reason", reason)
+	return keelpay.NewError(keelpay.CodePaymentIntentNotRefundable, msg).WithDetail("reason", reason)
 }
 
 func inProgress(wait time.Duration) error {
-	return keelpay.NewError(http.StatusConflict, keelpay.CodeRefundInProgress,
+	return keelpay.NewError(keelpay.CodeRefundInProgress,
 		"The refund is being sent; retry after the time in Retry-After.").
 		WithRetryAfter(time.Duration(math.Ceil(wait.Seconds())) * time.Second)
 }
 
 func errRefundNotFound() error {
-	return keelpay.NewError(http.StatusNotFound, keelpay.CodeRefundNotFound, "No such refund.")
+	return keelpay.NewError(keelpay.CodeRefundNotFound, "No such refund.")
 }
 
 // Resume answers the send of a request that was cut off after it recorded

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"time"
 
@@ -232,7 +231,7 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 		bound, err := s.cfg.Storage.StoreGetByClientID(ctx, p.ClientID)
 		switch {
 		case err == nil && bound.ID != current.ID:
-			return nil, keelpay.NewError(http.StatusConflict, keelpay.CodeClientIDInUse,
+			return nil, keelpay.NewError(keelpay.CodeClientIDInUse,
 				"The application is already bound to another store.")
 		case err != nil && !errors.Is(err, storage.ErrNotFound):
 			return nil, fmt.Errorf("setup: read store by client id: %w", err)
@@ -278,7 +277,7 @@ func (s *Service) take(ctx context.Context, now time.Time, limits ...storage.Rat
 		return fmt.Errorf("setup rate limit: %w", err)
 	}
 	if wait > 0 {
-		return keelpay.NewError(http.StatusTooManyRequests, keelpay.CodeRateLimited,
+		return keelpay.NewError(keelpay.CodeRateLimited,
 			"Too many setup requests; retry after the time in Retry-After.").WithRetryAfter(wait)
 	}
 	return nil
@@ -328,7 +327,7 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 		next.SecretKeyHash = HashSecretKey(res.SecretKey)
 	}
 	if sameConfig(&next, current) {
-		return nil, keelpay.NewError(http.StatusConflict, keelpay.CodeStoreAlreadyEnabled,
+		return nil, keelpay.NewError(keelpay.CodeStoreAlreadyEnabled,
 			"The store already has this configuration.").
 			WithDetail("store_id", current.ID).
 			WithDetail("publishable_key", current.PublishableKey)
@@ -363,7 +362,7 @@ func sameConfig(a, b *keelpay.Store) bool {
 }
 
 func setupConflict() error {
-	return keelpay.NewError(http.StatusConflict, keelpay.CodeSetupConflict,
+	return keelpay.NewError(keelpay.CodeSetupConflict,
 		"Another setup of this store ran at the same time; repeat the request.")
 }
 
@@ -376,26 +375,26 @@ func setupProviderError(err error) error {
 	}
 	switch pe.Kind {
 	case provider.KindInvalidCredentials:
-		return keelpay.NewError(http.StatusUnauthorized, keelpay.CodeInvalidCredentials,
+		return keelpay.NewError(keelpay.CodeInvalidCredentials,
 			"The provider rejected the client id or client secret.")
 	case provider.KindAppNotFound:
-		return keelpay.NewError(http.StatusUnprocessableEntity, keelpay.CodeClientAppNotFound,
+		return keelpay.NewError(keelpay.CodeClientAppNotFound,
 			"The provider does not know the application.")
 	case provider.KindMissingRoles:
-		return keelpay.NewError(http.StatusUnprocessableEntity, keelpay.CodeMissingRoles,
+		return keelpay.NewError(keelpay.CodeMissingRoles,
 			"The application lacks roles it needs; see details.missing_roles.").
 			WithDetail("missing_roles", pe.MissingRoles)
 	case provider.KindAccessPending:
-		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformAccessPending,
+		return keelpay.NewError(keelpay.CodePlatformAccessPending,
 			"The platform's access to the application is not ready yet.").
 			WithRetryAfter(providercall.RetryAfter(err))
 	case provider.KindCertificateMismatch:
-		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformCertificateMismatch,
+		return keelpay.NewError(keelpay.CodePlatformCertificateMismatch,
 			"Configuration problem on the provider's side; contact the provider.")
 	case provider.KindUnavailable, provider.KindOutcomeUnknown:
 		// Checking an application changes nothing at the provider, so an
 		// unknown outcome is simply "unavailable".
-		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodeProviderAPIUnavailable,
+		return keelpay.NewError(keelpay.CodeProviderAPIUnavailable,
 			"The provider is unavailable; retry after the time in Retry-After.").
 			WithRetryAfter(providercall.RetryAfter(err))
 	}
@@ -454,7 +453,7 @@ func (s *Service) AuthenticatePublishable(ctx context.Context, key string) (*kee
 
 // ErrInvalidAPIKey returns the 401 invalid_api_key error.
 func ErrInvalidAPIKey() error {
-	return keelpay.NewError(http.StatusUnauthorized, keelpay.CodeInvalidAPIKey, "The API key is missing or not valid.")
+	return keelpay.NewError(keelpay.CodeInvalidAPIKey, "The API key is missing or not valid.")
 }
 
 // AllowInsecureWebhooks reports whether http and internal webhook URLs are

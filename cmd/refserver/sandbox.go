@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -36,13 +37,13 @@ func (s *sandboxAPI) writeError(w http.ResponseWriter, r *http.Request, err erro
 	e, ok := keelpay.AsError(err)
 	if !ok {
 		s.log.ErrorContext(r.Context(), "sandbox: internal error", slog.String("path", r.URL.Path), slog.Any("error", err))
-		e = keelpay.NewError(http.StatusInternalServerError, keelpay.CodeInternalError, "Internal error.")
+		e = keelpay.NewError(keelpay.CodeInternalError, "Internal error.")
 	}
 	body := map[string]any{"code": e.Code, "message": e.Message}
 	if len(e.Details) > 0 {
 		body["details"] = e.Details
 	}
-	writeSandboxJSON(w, e.Status, map[string]any{"error": body})
+	writeSandboxJSON(w, httpapi.Status(e.Code), map[string]any{"error": body})
 }
 
 func writeSandboxJSON(w http.ResponseWriter, status int, v any) {
@@ -58,7 +59,7 @@ func (s *sandboxAPI) authed(methods string, h func(w http.ResponseWriter, r *htt
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(", "+methods+",", ", "+r.Method+",") {
 			w.Header().Set("Allow", methods)
-			s.writeError(w, r, keelpay.NewError(http.StatusMethodNotAllowed, keelpay.CodeMethodNotAllowed,
+			s.writeError(w, r, keelpay.NewError(keelpay.CodeMethodNotAllowed,
 				"The method is not allowed on this path; see the Allow header."))
 			return
 		}
@@ -81,7 +82,7 @@ func (s *sandboxAPI) authed(methods string, h func(w http.ResponseWriter, r *htt
 func decodeSandbox(w http.ResponseWriter, r *http.Request, dst any) error {
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, sandboxBodyMax)); err != nil {
-		return keelpay.NewError(http.StatusRequestEntityTooLarge, keelpay.CodeRequestTooLarge, "The body is too large.")
+		return keelpay.NewError(keelpay.CodeRequestTooLarge, "The body is too large.")
 	}
 	if buf.Len() == 0 {
 		return nil

@@ -10,7 +10,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -53,7 +52,7 @@ func RetryAfter(err error) time.Duration {
 // Unavailable is the provider_api_unavailable answer: nothing was done,
 // retry after retryAfter (UnavailableRetryAfter when not positive).
 func Unavailable(retryAfter time.Duration) *keelpay.Error {
-	return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodeProviderAPIUnavailable,
+	return keelpay.NewError(keelpay.CodeProviderAPIUnavailable,
 		"The provider is unavailable; nothing was done. Retry after the time in Retry-After.").
 		WithRetryAfter(cmp.Or(max(retryAfter, 0), UnavailableRetryAfter))
 }
@@ -67,7 +66,7 @@ func NotSent(err error) *keelpay.Error {
 	case provider.KindUnavailable:
 		return Unavailable(RetryAfter(err))
 	case provider.KindAccessPending:
-		return keelpay.NewError(http.StatusServiceUnavailable, keelpay.CodePlatformAccessPending,
+		return keelpay.NewError(keelpay.CodePlatformAccessPending,
 			"The platform's access to the store is not ready yet; nothing was done. Retry after the time in Retry-After.").
 			WithRetryAfter(RetryAfter(err))
 	}
