@@ -174,9 +174,10 @@ func (d *Dispatcher) Notify() {
 	}
 }
 
-// Run delivers until ctx is done. Attempts in flight when ctx ends are
-// abandoned unrecorded: their leases lapse and a dispatcher claims them
-// again (at least once).
+// Run delivers until ctx is done. Attempts in flight when ctx ends run to
+// their end (at most AttemptTimeout) and are recorded before Run returns;
+// one cut off by a crash is claimed again once its lease lapses (at least
+// once).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	results := make(chan storage.DeliveryResult, d.cfg.Concurrency)
 	recorded := make(chan struct{})
@@ -216,7 +217,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 						default:
 						}
 					}()
-					if res, ok := d.attempt(ctx, job); ok {
+					// The attempt outlives ctx: a receiver that
+					// got the webhook gets it recorded.
+					if res, ok := d.attempt(context.WithoutCancel(ctx), job); ok {
 						results <- res
 					}
 				})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -23,6 +24,9 @@ const (
 type Config struct {
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
+	// Committed, when set, is called with each event after the
+	// transaction that wrote it has committed. Default: nothing is called.
+	Committed func(ctx context.Context, e *keelpay.Event)
 	// Dispatcher makes the first attempt of a test event and is woken for
 	// redeliveries. Required.
 	Dispatcher *Dispatcher
@@ -32,7 +36,8 @@ type Config struct {
 
 // Service sends test events and reads events back.
 type Service struct {
-	cfg Config
+	cfg    Config
+	outbox *outbox.Outbox
 }
 
 // NewService returns a Service.
@@ -40,7 +45,7 @@ func NewService(cfg Config) *Service {
 	if cfg.Clock == nil {
 		cfg.Clock = keelpay.SystemClock{}
 	}
-	return &Service{cfg: cfg}
+	return &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed)}
 }
 
 // testObject is the data.object of webhook.test (docs/api.md).
@@ -68,10 +73,7 @@ func (s *Service) SendTest(ctx context.Context, storeID string) (*keelpay.Event,
 	// background dispatcher does not race it; if this process dies, the
 	// lease lapses and the dispatcher delivers it.
 	var job *storage.DeliveryJob
-	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.EventInsert(ctx, e); err != nil {
-			return err
-		}
+	err = s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
 		var err error
 		if job, err = tx.DeliveryClaimEvent(ctx, e.ID, s.cfg.Dispatcher.ClaimParams()); err != nil {
 			return err
@@ -79,7 +81,7 @@ func (s *Service) SendTest(ctx context.Context, storeID string) (*keelpay.Event,
 		// A retry of this request after a crash answers with this event
 		// instead of sending another.
 		return idem.Step(ctx, tx, idem.Created, e.ID)
-	})
+	}, e)
 	if err != nil {
 		return nil, fmt.Errorf("webhook test: %w", err)
 	}

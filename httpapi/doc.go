@@ -14,7 +14,7 @@
 // [github.com/keelpay/keelpay/provider/sandbox.New] while developing), and
 // pass them in a [Config]:
 //
-//	api := httpapi.New(httpapi.Config{
+//	api, err := httpapi.New(httpapi.Config{
 //		Events:   events.NewService(events.Config{Dispatcher: dispatcher, Storage: db}),
 //		Payments: payments.New(payments.Config{Provider: prov, Storage: db}),
 //		Refunds:  refunds.New(refunds.Config{Provider: prov, Storage: db}),
@@ -23,9 +23,8 @@
 //	})
 //	mux.Handle("/payments/", http.StripPrefix("/payments", api))
 //
-// A feature whose service is nil has no routes (their paths answer 404), so
-// a store can serve only what it uses. Config.Storage and Config.Stores are
-// required.
+// Every part is required: New names a missing one in its error. Most
+// programs let service.New assemble all of this from one Config instead.
 //
 // # Background work
 //
@@ -35,16 +34,18 @@
 // payment reconciler and expirer
 // ([github.com/keelpay/keelpay/payments.Service.Run]) and the refund
 // reconciler ([github.com/keelpay/keelpay/refunds.Service.Run]). Start them
-// on a context that ends after the HTTP server has shut down;
-// examples/embed shows the whole program.
+// on a context that ends after the HTTP server has shut down, or let
+// service.Service.Start and Stop do it; examples/embed shows the whole
+// program.
 //
 // # Logs and metrics
 //
 // Config.Logger gets one line per request (request_id, method, route,
 // status, duration_seconds) and the detail of internal errors; it never
-// gets bodies, keys, secrets or personal data. Config.Metrics is the
-// Prometheus registry that GET /metrics serves; register the other
-// services' metrics in it too. docs/operating.md lists every metric.
+// gets bodies, keys, secrets or personal data. Config.Metrics is where the
+// request metrics are registered; the handler does not serve them (nor a
+// health check): mount promhttp and [Health] beside it, where they belong.
+// docs/operating.md lists every metric.
 //
 // # Browser routes
 //

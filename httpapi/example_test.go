@@ -50,7 +50,7 @@ func Example() {
 	metrics := prometheus.NewRegistry()
 	prov := sandbox.New(sandbox.Config{Clock: clock})
 	dispatcher := events.NewDispatcher(events.DispatcherConfig{Clock: clock, Logger: logger, Storage: db})
-	api := httpapi.New(httpapi.Config{
+	api, err := httpapi.New(httpapi.Config{
 		Clock:    clock,
 		Events:   events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}),
 		Logger:   logger,
@@ -60,6 +60,9 @@ func Example() {
 		Storage:  db,
 		Stores:   stores.New(stores.Config{Clock: clock, Provider: prov, Storage: db}),
 	})
+	if err != nil {
+		panic(err)
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "the store's own page\n") })

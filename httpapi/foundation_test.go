@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/provider"
 )
 
@@ -155,6 +156,7 @@ func TestInternalErrorsAndPanicsAre500WithDetailOnlyInLogs(t *testing.T) {
 func TestHealthzAndMetrics(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	requireError(t, b.do(t, req{method: "DELETE", path: "/healthz"}), http.StatusMethodNotAllowed, "method_not_allowed")
 	r := b.do(t, req{method: "GET", path: "/healthz"})
 	require.Equal(t, http.StatusOK, r.Status)
 	require.Equal(t, "ok", r.str("status"))
@@ -165,7 +167,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status)
 	metrics := string(r.Raw)
 	require.Contains(t, metrics, `keelpay_http_requests_total{code="201",method="POST",route="/v1/setup"} 1`)
-	require.Contains(t, metrics, `keelpay_http_requests_total{code="200",method="GET",route="/healthz"} 1`)
+	require.NotContains(t, metrics, `route="/healthz"`, "health and metrics are beside the API, not in it")
 	require.Contains(t, metrics, `keelpay_http_requests_total{code="404",method="GET",route="unmatched"} 1`)
 	require.Contains(t, metrics, `keelpay_http_request_duration_seconds_bucket{code="201",method="POST",route="/v1/setup",le=`)
 }
@@ -190,5 +192,14 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 	} {
 		require.NotEmpty(t, secret)
 		require.NotContains(t, logs, secret)
+	}
+}
+
+func TestNewRefusesAConfigWithoutItsParts(t *testing.T) {
+	t.Parallel()
+	h, err := httpapi.New(httpapi.Config{})
+	require.Nil(t, h)
+	for _, part := range []string{"Events", "Payments", "Refunds", "Storage", "Stores"} {
+		require.ErrorContains(t, err, "httpapi: Config."+part+" is required")
 	}
 }

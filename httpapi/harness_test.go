@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
@@ -93,20 +94,29 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	// Each committed event wakes the dispatcher: its webhook leaves at once.
 	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
 	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
-	if _, ok := p.(provider.Notifier); !ok {
-		sb.SetNotifier(pay.Notify) // a wrapper that hides the sandbox's notifier
+	// The sandbox's notifications go to this service, through the
+	// wrapper when it passes them on.
+	if n, ok := p.(provider.Notifier); ok {
+		n.SetNotifier(pay.Notify)
+	} else {
+		sb.SetNotifier(pay.Notify)
 	}
 	ref := refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
 	var apiDB storage.Storage = db
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)
 	}
-	var h http.Handler = httpapi.New(httpapi.Config{ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st})
+	h, err := httpapi.New(httpapi.Config{ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st})
+	require.NoError(t, err)
 	if o.wrapHandler != nil {
 		h = o.wrapHandler(h)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	// Health and metrics are the embedder's to mount; the reference
+	// server mounts them here too.
+	mux.Handle("/healthz", httpapi.Health())
+	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", h)
 	srv := httptest.NewServer(mux)
 	sb.SetBaseURL(srv.URL)
@@ -187,7 +197,9 @@ func (b *bundle) do(t *testing.T, rq req) *response {
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		require.NoError(t, json.Unmarshal(raw, &out.Body), "body %s", raw)
 	}
-	require.NotEmpty(t, resp.Header.Get("Request-Id"), "every response has a Request-Id")
+	if rq.path != "/healthz" && rq.path != "/metrics" { // mounted beside the API
+		require.NotEmpty(t, resp.Header.Get("Request-Id"), "every response of the API has a Request-Id")
+	}
 	return out
 }
 
@@ -250,3 +262,22 @@ func (s *syncBuffer) String() string {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// newAPI returns the API over db and prov with cfg's parts, and real
+// services for the parts cfg leaves out.
+func newAPI(t testing.TB, cfg httpapi.Config, prov provider.Provider) http.Handler {
+	t.Helper()
+	if cfg.Events == nil {
+		d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: cfg.Clock, Storage: cfg.Storage})
+		cfg.Events = events.NewService(events.Config{Clock: cfg.Clock, Dispatcher: d, Storage: cfg.Storage})
+	}
+	if cfg.Payments == nil {
+		cfg.Payments = payments.New(payments.Config{Clock: cfg.Clock, Logger: cfg.Logger, Provider: prov, Storage: cfg.Storage})
+	}
+	if cfg.Refunds == nil {
+		cfg.Refunds = refunds.New(refunds.Config{Clock: cfg.Clock, Logger: cfg.Logger, Provider: prov, Storage: cfg.Storage})
+	}
+	h, err := httpapi.New(cfg)
+	require.NoError(t, err)
+	return h
+}

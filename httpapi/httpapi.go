@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -10,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
@@ -31,8 +32,7 @@ type Config struct {
 	ClientAddr func(r *http.Request) string
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
-	// Events sends webhook tests and reads events. Required for their
-	// routes.
+	// Events sends webhook tests and reads events. Required.
 	Events *events.Service
 	// Logger receives one line per request and the detail of internal
 	// errors; it never receives bodies, keys or personal data. Default:
@@ -40,13 +40,13 @@ type Config struct {
 	// the services' loggers on [keelpay.NewLogHandler] too, and their lines
 	// written during a request carry it as well.
 	Logger *slog.Logger
-	// Metrics is where request metrics are registered and what GET
-	// /metrics serves. Default: a new registry.
-	Metrics *prometheus.Registry
-	// Payments runs card sessions, cards and payment intents. Required
-	// for their routes.
+	// Metrics is where the request metrics are registered. The handler
+	// does not serve them: mount promhttp (or service.MetricsHandler)
+	// where the team's scraper reaches it. Default: not registered.
+	Metrics prometheus.Registerer
+	// Payments runs card sessions, cards and payment intents. Required.
 	Payments *payments.Service
-	// Refunds sends and reads refunds. Required for their routes.
+	// Refunds sends and reads refunds. Required.
 	Refunds *refunds.Service
 	// Storage keeps the responses of requests made with an
 	// Idempotency-Key. Required.
@@ -63,8 +63,27 @@ type api struct {
 }
 
 // New returns the keelpay API as an http.Handler, to serve as it is or to
-// mount in another mux.
-func New(cfg Config) http.Handler {
+// mount in another mux. A Config without one of its required parts is an
+// error naming the part, before any request can find it missing.
+func New(cfg Config) (http.Handler, error) {
+	var missing []error
+	for _, part := range []struct {
+		name string
+		nil  bool
+	}{
+		{"Events", cfg.Events == nil},
+		{"Payments", cfg.Payments == nil},
+		{"Refunds", cfg.Refunds == nil},
+		{"Storage", cfg.Storage == nil},
+		{"Stores", cfg.Stores == nil},
+	} {
+		if part.nil {
+			missing = append(missing, fmt.Errorf("httpapi: Config.%s is required", part.name))
+		}
+	}
+	if err := errors.Join(missing...); err != nil {
+		return nil, err
+	}
 	if cfg.ClientAddr == nil {
 		cfg.ClientAddr = RemoteHost
 	}
@@ -76,11 +95,27 @@ func New(cfg Config) http.Handler {
 	}
 	cfg.Logger = slog.New(keelpay.NewLogHandler(cfg.Logger.Handler()))
 	if cfg.Metrics == nil {
+		// Registered nowhere: the counters still count, unseen.
 		cfg.Metrics = prometheus.NewRegistry()
 	}
 	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Metrics)}
 	a.routes()
-	return a.middleware(a.mux)
+	return a.middleware(a.mux), nil
+}
+
+// Health is the liveness handler, for the team to mount where its load
+// balancer looks (the reference server: /healthz): GET and HEAD answer 200
+// {"status":"ok"} while the process serves; other methods 405.
+func Health() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET")
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorFields{Code: keelpay.CodeMethodNotAllowed,
+				Message: "The method is not allowed on this path; see the Allow header."}})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 }
 
 // auth says which key a route needs.
@@ -118,7 +153,6 @@ type route struct {
 func (a *api) table() []route {
 	return slices.Concat(
 		[]route{
-			{"GET", "/healthz", authNone, a.healthz},
 			{"POST", "/v1/setup", authOptionalKey, a.setup},
 		},
 		a.eventRoutes(),
@@ -128,7 +162,7 @@ func (a *api) table() []route {
 	)
 }
 
-// routes registers the route table, GET /metrics, and the JSON 404 and 405
+// routes registers the route table and the JSON 404 and 405
 // answers of everything else.
 func (a *api) routes() {
 	methods := map[string][]string{}
@@ -165,11 +199,6 @@ func (a *api) routes() {
 			}
 		}
 	}
-	metrics := promhttp.HandlerFor(a.cfg.Metrics, promhttp.HandlerOpts{})
-	a.mux.HandleFunc("GET "+routeMetrics, func(w http.ResponseWriter, r *http.Request) {
-		setRoute(r, routeMetrics)
-		metrics.ServeHTTP(w, r)
-	})
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRoute(r, routeUnmatched)
 		a.writeError(w, r, keelpay.NewError(keelpay.CodeNotFound, "No such path."))
@@ -277,10 +306,6 @@ func RemoteHost(r *http.Request) string {
 		return host
 	}
 	return r.RemoteAddr
-}
-
-func (a *api) healthz(w http.ResponseWriter, _ *http.Request, _ caller) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // requestState is what the middleware learns about a request while it is

@@ -20,13 +20,9 @@ type httpMetrics struct {
 	duration *prometheus.HistogramVec
 }
 
-// Route labels of requests that match no route of the table.
-const (
-	// routeUnmatched is a path that no route has (the 404 not_found).
-	routeUnmatched = "unmatched"
-	// routeMetrics is GET /metrics, which is outside the route table.
-	routeMetrics = "/metrics"
-)
+// routeUnmatched is the route label of a path that no route has (the 404
+// not_found).
+const routeUnmatched = "unmatched"
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	labels := []string{"method", "route", "code"}

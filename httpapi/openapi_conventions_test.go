@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -51,7 +54,11 @@ func TestOpenAPIDocumentsTheBrowserRoutesHeaders(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	h := New(Config{Logger: slog.New(slog.DiscardHandler), Payments: &payments.Service{}, Stores: &stores.Service{}})
+	h, err := New(Config{Events: &events.Service{}, Logger: slog.New(slog.DiscardHandler), Payments: &payments.Service{},
+		Refunds: &refunds.Service{}, Storage: struct{ storage.Storage }{}, Stores: &stores.Service{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The headers a browser route may set beyond the generic ones.
 	watched := []string{"Cache-Control", "ETag", "Access-Control-Allow-Origin", "Cross-Origin-Resource-Policy",
 		"X-Content-Type-Options", "Content-Security-Policy", "Referrer-Policy", "Request-Id"}

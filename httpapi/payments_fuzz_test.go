@@ -44,7 +44,7 @@ func newFuzzPayments(f *testing.F) *fuzzPayments {
 	sb := sandbox.New(sandbox.Config{Clock: clock})
 	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})
 	pay := payments.New(payments.Config{Clock: clock, Logger: discardLogger(), Provider: sb, Storage: db})
-	h := httpapi.New(httpapi.Config{Clock: clock, Metrics: prometheus.NewRegistry(), Payments: pay, Storage: db, Stores: st, Logger: discardLogger()})
+	h := newAPI(f, httpapi.Config{Clock: clock, Metrics: prometheus.NewRegistry(), Payments: pay, Storage: db, Stores: st, Logger: discardLogger()}, sb)
 	res, err := st.Setup(ctx, stores.SetupParams{ClientID: "app_fuzz", ClientSecret: "secret_fuzz", WebhookURL: "https://store.example/hooks"})
 	if err != nil {
 		f.Fatal(err)

@@ -1,9 +1,10 @@
 // Package payments runs card sessions, saved cards and payment intents: the
 // state machine of a payment, its provider calls and its events.
 //
-// A [Service] is built once from storage, a provider and a clock:
+// service.New builds one and runs its workers; to assemble it by hand:
 //
-//	pay := payments.New(payments.Config{Clock: clock, Metrics: registry, Provider: sb, Storage: db})
+//	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Metrics: registry, Provider: sb, Storage: db})
+//	sb.SetNotifier(pay.Notify) // the provider's notifications, registered once
 //	go pay.Run(ctx, payments.RunEveryDefault) // the reconciler and the expirer
 //
 // and httpapi serves it (httpapi.Config.Payments). Every method takes the

@@ -60,8 +60,9 @@ type Config struct {
 	// Metrics is where the payment metrics are registered. Default: none
 	// (not registered).
 	Metrics prometheus.Registerer
-	// Provider charges cards. When it implements provider.Notifier, New
-	// registers [Service.Notify] with it.
+	// Provider charges cards. New does not register [Service.Notify]
+	// with it: whoever assembles the services does, once (service.New
+	// does it for a provider.Notifier).
 	Provider provider.Provider
 	// Storage keeps sessions, cards, intents and their events.
 	Storage storage.Storage
@@ -98,9 +99,6 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger, metrics: newMetrics(cfg.Metrics, cfg.Storage),
 		outbox: outbox.New(cfg.Storage, cfg.Committed)}
-	if n, ok := cfg.Provider.(provider.Notifier); ok {
-		n.SetNotifier(s.Notify)
-	}
 	return s
 }
 

@@ -110,9 +110,9 @@ func (s *Service) lookUp(ctx context.Context, pi *keelpay.PaymentIntent) (*keelp
 
 // Notify is the provider's notification that something happened to an
 // attempt (a 3D Secure challenge was answered, an unknown outcome
-// resolved). It is a [provider.NotifyFunc]; New registers it with a
-// provider that implements [provider.Notifier], and an adapter that
-// receives the provider's webhooks can call it. A notification is only a
+// resolved). It is a [provider.NotifyFunc]: register it with a provider that
+// implements [provider.Notifier] (service.New does), or call it from an
+// adapter that receives the provider's webhooks. A notification is only a
 // hint: the service looks the attempt up and trusts that answer alone. One
 // that names no open attempt of that merchant is ignored.
 func (s *Service) Notify(ctx context.Context, merchantID, attemptID string) {

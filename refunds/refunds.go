@@ -28,14 +28,16 @@ const (
 	// ResendAfter is how long after a send with an unknown outcome the
 	// refund may be sent again.
 	ResendAfter = 3 * time.Minute
-	// ProviderTimeout bounds one call to the provider; past it the outcome
-	// is unknown.
+	// ProviderTimeout is the default of Config.CallTimeout.
 	ProviderTimeout = 30 * time.Second
 	reconcileBatch  = 100
 )
 
 // Config configures a Service. Fields are in alphabetical order.
 type Config struct {
+	// CallTimeout bounds each call to the provider; past it the outcome
+	// is unknown. Default ProviderTimeout.
+	CallTimeout time.Duration
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
 	// Committed, when set, is called with each event after the
@@ -67,6 +69,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = ProviderTimeout
 	}
 	s := &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed), sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_refund_sends_total",
@@ -271,7 +276,7 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 // the error is 503.
 func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund,
 	revert func(context.Context, storage.Executor) error) (*keelpay.Refund, error) {
-	pctx, cancel := providercall.Context(ctx, ProviderTimeout)
+	pctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
 	res, err := s.cfg.Provider.Refund(pctx, provider.RefundRequest{
 		MerchantID:      st.MerchantID,
 		AttemptID:       r.AttemptID,
@@ -424,7 +429,7 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 	if err != nil {
 		return err
 	}
-	lctx, cancel := providercall.Context(ctx, ProviderTimeout)
+	lctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
 	res, err := s.cfg.Provider.LookupRefund(lctx, st.MerchantID, r.AttemptID)
 	cancel()
 	if errors.Is(err, provider.ErrUnknownAttempt) {
@@ -434,7 +439,7 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 		if perr != nil {
 			return perr
 		}
-		pctx, cancel := providercall.Context(ctx, ProviderTimeout)
+		pctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
 		res, err = s.cfg.Provider.Refund(pctx, provider.RefundRequest{
 			MerchantID: st.MerchantID, AttemptID: r.AttemptID, ChargeAttemptID: pi.AttemptID,
 			OrderID: pi.OrderID, Amount: r.Amount, Currency: r.Currency,
@@ -460,8 +465,12 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 	return nil
 }
 
-// Run reconciles every interval until ctx is done.
+// Run reconciles every interval (5 seconds when every is not positive)
+// until ctx is done.
 func (s *Service) Run(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = 5 * time.Second
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -511,7 +520,7 @@ func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string) (_ *
 		return nil, false, fmt.Errorf("refund: resume: %w", err)
 	}
 	if r.Status == keelpay.RefundPending {
-		if wait := r.LastSentAt.Add(ProviderTimeout).Sub(s.now()); wait > 0 {
+		if wait := r.LastSentAt.Add(s.cfg.CallTimeout).Sub(s.now()); wait > 0 {
 			return nil, true, keelpay.ErrIdempotencyKeyInUse(wait)
 		}
 		if err := s.reconcile(ctx, r); err != nil {

@@ -12,25 +12,21 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keyring"
-	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/httpprovider"
 	"github.com/keelpay/keelpay/provider/sandbox"
-	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/sqlite"
-	"github.com/keelpay/keelpay/stores"
 )
 
 // config is what flags and environment variables choose.
@@ -238,19 +234,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: prov, Storage: db})
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: log, Metrics: metrics, Storage: db})
-	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
-	// The owner's sandbox notifies its own payments service, which
-	// finishes the intent in the shared database whichever process
-	// started it.
-	// Each committed event wakes the dispatcher: its webhook leaves at once.
-	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
-	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: log, Metrics: metrics, Provider: prov, Storage: db})
-	ref := refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: log, Metrics: metrics, Provider: prov, Storage: db})
-	api := httpapi.New(httpapi.Config{Clock: clock, Events: ev, Logger: log, Metrics: metrics, Payments: pay, Refunds: ref, Storage: db, Stores: st})
+	// One Service is the whole of keelpay; sandbox mode accepts and
+	// delivers to http and private webhook URLs.
+	svc, err := service.New(service.Config{
+		AllowInsecureWebhooks: true,
+		Clock:                 clock,
+		Logger:                log,
+		Metrics:               metrics,
+		Provider:              prov,
+		Storage:               db,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	pay, ref := svc.Payments(), svc.Refunds()
 
 	mux := http.NewServeMux()
+	mux.Handle("/healthz", svc.HealthHandler())
+	mux.Handle("GET /metrics", svc.MetricsHandler())
 	if sb != nil {
 		mux.Handle("/sandbox/3ds/", withRequestID(sb.ChallengeHandler()))
 		mux.Handle("/sandbox/provider/", withRequestID(sb.APIHandler()))
@@ -259,30 +261,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// the answer: expiry, 3D Secure time-outs, reconciliation; the
 	// resulting webhooks follow at once.
 	mux.Handle("/sandbox/clock", withRequestID(sandboxClock(clock, log, func(ctx context.Context) error {
-		defer dispatcher.Notify()
+		defer svc.Dispatcher().Notify()
 		return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
 	})))
-	sbx := &sandboxAPI{dispatcher: dispatcher, log: log, stores: st,
-		trigger: &trigger{clock: clock, events: ev, payments: pay, refunds: ref}}
+	sbx := &sandboxAPI{dispatcher: svc.Dispatcher(), log: log, stores: svc.Stores(),
+		trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}
 	mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST", sbx.faults)))
 	mux.Handle("/sandbox/trigger", withRequestID(sbx.authed("POST", sbx.triggerEvent)))
 	console := withRequestID(consoleHandler())
 	for _, p := range []string{"GET /sandbox/{$}", "GET /sandbox/console.js", "GET /sandbox/console.css"} {
 		mux.Handle(p, console)
 	}
-	mux.Handle("/", api)
+	mux.Handle("/", svc.Handler())
 
-	// Background work stops after the HTTP server has drained.
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	var workers sync.WaitGroup
-	defer func() { stopWork(); workers.Wait() }()
-	workers.Go(func() {
-		if err := dispatcher.Run(workCtx); err != nil {
-			log.Error("dispatcher stopped", slog.Any("error", err))
+	// Background work stops after the HTTP server has drained, and lets
+	// deliveries and provider calls under way finish.
+	if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
+		ln.Close()
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := svc.Stop(stopCtx); err != nil {
+			log.Warn("background work did not stop in time", slog.Any("error", err))
 		}
-	})
-	workers.Go(func() { pay.Run(workCtx, payments.RunEveryDefault) })
-	workers.Go(func() { ref.Run(workCtx, payments.RunEveryDefault) })
+	}()
 	srv := httpapi.NewServer(mux, log)
 
 	sandboxAt := "its own sandbox in " + cfg.sandboxDB + ", served at " + baseURL + "/sandbox/provider/"

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/stores"
 )
 

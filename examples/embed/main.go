@@ -1,7 +1,8 @@
 // Command embed shows how a Go team mounts keelpay in its own server: the
 // store's own routes and keelpay's API on one mux, keelpay under /payments/,
 // its background work (webhook dispatcher, payment and refund reconcilers,
-// expiry) started with the server's context and stopped with it.
+// expiry) started with the server's context and stopped with it, and its
+// health and metrics on internal paths of the team's choosing.
 //
 //	go run ./examples/embed -addr 127.0.0.1:8090 -insecure-webhooks
 //	curl -s -X POST http://127.0.0.1:8090/payments/v1/setup -H 'Content-Type: application/json' \
@@ -26,20 +27,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keyring"
-	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
-	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage/sqlite"
-	"github.com/keelpay/keelpay/stores"
 )
 
 func main() {
@@ -86,40 +81,30 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer db.Close()
+	prov := sandbox.New(sandbox.Config{BaseURL: "http://" + addr + "/payments"})
 
-	clock := keelpay.SystemClock{}
-	metrics := prometheus.NewRegistry()
-	prov := sandbox.New(sandbox.Config{BaseURL: "http://" + addr + "/payments", Clock: clock})
-
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: o.insecureWebhooks, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
-	// Each committed event wakes the dispatcher: its webhook leaves at once.
-	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
-	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: prov, Storage: db})
-	ref := refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: prov, Storage: db})
-	api := httpapi.New(httpapi.Config{
-		Clock:    clock,
-		Events:   events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}),
-		Logger:   logger,
-		Metrics:  metrics,
-		Payments: pay,
-		Refunds:  ref,
-		Storage:  db,
-		Stores:   stores.New(stores.Config{AllowInsecureWebhooks: o.insecureWebhooks, Clock: clock, Provider: prov, Storage: db}),
+	svc, err := service.New(service.Config{
+		AllowInsecureWebhooks: o.insecureWebhooks,
+		Logger:                logger,
+		Provider:              prov,
+		Storage:               db,
 	})
+	if err != nil {
+		return err
+	}
+	if err := svc.Start(ctx); err != nil {
+		return err
+	}
+	defer svc.Stop(context.WithoutCancel(ctx))
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("the store's own page\n"))
 	})
-	mux.Handle("/payments/", http.StripPrefix("/payments", api))
+	mux.Handle("/payments/", http.StripPrefix("/payments", svc.Handler()))
 	mux.Handle("/payments/sandbox/3ds/", http.StripPrefix("/payments", prov.ChallengeHandler()))
-
-	var workers sync.WaitGroup
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer func() { stopWork(); workers.Wait() }()
-	workers.Go(func() { _ = dispatcher.Run(workCtx) })
-	workers.Go(func() { pay.Run(workCtx, payments.RunEveryDefault) })
-	workers.Go(func() { ref.Run(workCtx, payments.RunEveryDefault) })
+	mux.Handle("/internal/healthz", svc.HealthHandler())
+	mux.Handle("/internal/metrics", svc.MetricsHandler())
 
 	srv := httpapi.NewServer(mux, logger)
 	srv.Addr = addr

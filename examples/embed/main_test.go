@@ -25,10 +25,10 @@ func serve(t *testing.T, o options) string {
 	go func() { done <- run(ctx, o) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
-	// Up when /healthz answers; a run that ends first failed to start.
+	// Up when /internal/healthz answers; a run that ends first failed to start.
 	base := "http://" + o.addr
 	for start := time.Now(); ; {
-		resp, err := http.Get(base + "/payments/healthz")
+		resp, err := http.Get(base + "/internal/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

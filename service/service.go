@@ -1,0 +1,227 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/stores"
+)
+
+// Service is keelpay assembled: the API, the background workers and the
+// in-process event subscriptions over one storage and one provider.
+type Service struct {
+	cfg        Config
+	api        http.Handler
+	dispatcher *events.Dispatcher
+	events     *events.Service
+	payments   *payments.Service
+	refunds    *refunds.Service
+	stores     *stores.Service
+	subs       *subscribers
+
+	mu      sync.Mutex
+	running bool
+	stop    context.CancelFunc
+	workers sync.WaitGroup
+}
+
+// New validates cfg and assembles a Service. Nothing runs in the
+// background until Start.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	s := &Service{cfg: cfg}
+	s.subs = newSubscribers(cfg.SubscriptionBuffer, cfg.Logger)
+	d := cfg.Dispatcher
+	s.dispatcher = events.NewDispatcher(events.DispatcherConfig{
+		AllowInsecure:  cfg.AllowInsecureWebhooks,
+		AttemptTimeout: d.AttemptTimeout,
+		ClaimBatch:     d.ClaimBatch,
+		Clock:          cfg.Clock,
+		Concurrency:    d.Concurrency,
+		Lease:          d.Lease,
+		Logger:         cfg.Logger,
+		Metrics:        cfg.Metrics,
+		PerStore:       d.PerStore,
+		PollInterval:   d.PollInterval,
+		Storage:        cfg.Storage,
+		Transport:      d.Transport,
+	})
+	// Every event committed in this process wakes the dispatcher, so its
+	// webhook leaves at once, and reaches this process's subscribers.
+	committed := func(ctx context.Context, e *keelpay.Event) {
+		s.dispatcher.Notify()
+		s.subs.publish(e)
+	}
+	s.events = events.NewService(events.Config{Clock: cfg.Clock, Committed: committed, Dispatcher: s.dispatcher, Storage: cfg.Storage})
+	s.payments = payments.New(payments.Config{
+		CallTimeout: cfg.CallTimeout,
+		Clock:       cfg.Clock,
+		Committed:   committed,
+		Logger:      cfg.Logger,
+		Metrics:     cfg.Metrics,
+		Provider:    cfg.Provider,
+		Storage:     cfg.Storage,
+	})
+	s.refunds = refunds.New(refunds.Config{
+		CallTimeout: cfg.CallTimeout,
+		Clock:       cfg.Clock,
+		Committed:   committed,
+		Logger:      cfg.Logger,
+		Metrics:     cfg.Metrics,
+		Provider:    cfg.Provider,
+		Storage:     cfg.Storage,
+	})
+	s.stores = stores.New(stores.Config{
+		AllowInsecureWebhooks: cfg.AllowInsecureWebhooks,
+		CallTimeout:           cfg.CallTimeout,
+		Clock:                 cfg.Clock,
+		Provider:              cfg.Provider,
+		Storage:               cfg.Storage,
+	})
+	// The provider's notifications (a 3D Secure answer, an outcome that
+	// became known) go to this service's payments, wired once here.
+	if n, ok := cfg.Provider.(provider.Notifier); ok {
+		n.SetNotifier(s.payments.Notify)
+	}
+	api, err := httpapi.New(httpapi.Config{
+		ClientAddr: cfg.ClientAddr,
+		Clock:      cfg.Clock,
+		Events:     s.events,
+		Logger:     cfg.Logger,
+		Metrics:    cfg.Metrics,
+		Payments:   s.payments,
+		Refunds:    s.refunds,
+		Storage:    cfg.Storage,
+		Stores:     s.stores,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	s.api = api
+	return s, nil
+}
+
+// Handler is the API, to serve as it is or to mount under a prefix of
+// another mux (with http.StripPrefix). It does not serve /healthz or
+// /metrics: mount HealthHandler and MetricsHandler where they belong.
+func (s *Service) Handler() http.Handler { return s.api }
+
+// HealthHandler answers GET and HEAD with 200 {"status":"ok"} while the
+// process serves.
+func (s *Service) HealthHandler() http.Handler { return httpapi.Health() }
+
+// MetricsHandler serves Config.Metrics in the Prometheus text format when
+// it is a prometheus.Gatherer, and 404 otherwise. It is not authenticated:
+// mount it where only the team's scraper reaches it.
+func (s *Service) MetricsHandler() http.Handler {
+	if g, ok := s.cfg.Metrics.(prometheus.Gatherer); ok {
+		return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	}
+	return http.NotFoundHandler()
+}
+
+// Dispatcher, Events, Payments, Refunds and Stores are the parts the
+// Service assembled, for what the API does not cover (a sandbox clock, an
+// administrative tool, tests).
+func (s *Service) Dispatcher() *events.Dispatcher { return s.dispatcher }
+
+// Events is the events service: webhook tests, event reads, redelivery.
+func (s *Service) Events() *events.Service { return s.events }
+
+// Payments is the payments service.
+func (s *Service) Payments() *payments.Service { return s.payments }
+
+// Refunds is the refunds service.
+func (s *Service) Refunds() *refunds.Service { return s.refunds }
+
+// Stores is the stores service.
+func (s *Service) Stores() *stores.Service { return s.stores }
+
+// ErrStarted is returned by Start when the Service is already running.
+var ErrStarted = errors.New("service: already started")
+
+// Start starts every background worker: the webhook dispatcher, the
+// payment reconciler and expirer, and the refund reconciler. They run
+// until Stop, or until ctx is done. Each worker is safe to run in several
+// processes against one database. A second Start without Stop is
+// ErrStarted.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return ErrStarted
+	}
+	ctx, s.stop = context.WithCancel(ctx)
+	s.running = true
+	log := s.cfg.Logger
+	s.workers.Go(func() {
+		if err := s.dispatcher.Run(ctx); err != nil {
+			log.ErrorContext(ctx, "dispatcher stopped", slog.Any("error", err))
+		}
+	})
+	s.workers.Go(func() { s.every(ctx, s.cfg.ReconcileInterval, "payment reconciler", s.payments.Reconcile) })
+	s.workers.Go(func() { s.every(ctx, s.cfg.ExpireInterval, "expirer", s.payments.Expire) })
+	s.workers.Go(func() { s.every(ctx, s.cfg.ReconcileInterval, "refund reconciler", s.refunds.Reconcile) })
+	return nil
+}
+
+// every runs pass now and then every interval until ctx is done; a failed
+// pass is logged and the next one tries again.
+func (s *Service) every(ctx context.Context, interval time.Duration, name string, pass func(context.Context) error) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := pass(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.ErrorContext(ctx, name+" pass failed", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Stop stops the background workers and waits for them: no new work is
+// claimed, and deliveries and provider calls already under way finish and
+// are recorded. If ctx ends first, Stop returns its error and the rest
+// finishes on its own (a delivery not recorded is delivered again: at
+// least once). Stop without Start does nothing.
+func (s *Service) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.running {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stop()
+	s.running = false
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.workers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
