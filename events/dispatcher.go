@@ -396,21 +396,7 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 // result is the record of one attempt: the delivery's new state by the
 // retry schedule, and the attempt for the history.
 func (d *Dispatcher) result(job *storage.DeliveryJob, started time.Time, status int, failure keelpay.DeliveryFailure, body string, took time.Duration) storage.DeliveryResult {
-	del := keelpay.Delivery{
-		Attempts:       job.Attempts + 1,
-		LastAttemptAt:  started,
-		LastStatusCode: status,
-		LastFailure:    failure,
-	}
-	switch {
-	case failure == "":
-		del.Status = keelpay.DeliverySucceeded
-	case del.Attempts >= MaxAttempts:
-		del.Status = keelpay.DeliveryFailed
-	default:
-		del.Status = keelpay.DeliveryPending
-		del.NextAttemptAt = started.Add(RetryDelays[del.Attempts-1])
-	}
+	del := afterAttempt(job.Attempts, started, status, failure)
 	att := &keelpay.DeliveryAttempt{
 		ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: job.EventID, StoreID: job.StoreID,
 		StartedAt: started, Duration: took, StatusCode: status, Failure: failure, ResponseBody: body,
@@ -451,14 +437,7 @@ func (d *Dispatcher) post(ctx context.Context, job *storage.DeliveryJob, wall ti
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
 	body := AttemptBody(head[:n])
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return resp.StatusCode, "", body, nil
-	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return resp.StatusCode, keelpay.FailureRedirect, body, nil
-	default:
-		return resp.StatusCode, keelpay.FailureHTTPStatus, body, nil
-	}
+	return resp.StatusCode, judge(resp.StatusCode), body, nil
 }
 
 // AttemptBody makes the start of a receiver's answer into the text kept in

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -159,11 +158,8 @@ func (s *Service) Send(ctx context.Context, st *keelpay.Store, p Params) (*Resul
 
 // first records and makes the first send of an intent's refund.
 func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, p Params, now time.Time) (*Result, error) {
-	if pi.Status != keelpay.IntentSucceeded {
-		return nil, notRefundable("not_succeeded", "Only a succeeded payment intent can be refunded.")
-	}
-	if pi.OrderID == "" {
-		return nil, notRefundable("order_unknown", "The payment has no order number at the provider, so it cannot be refunded here.")
+	if err := refundable(pi); err != nil {
+		return nil, err
 	}
 	metadata := p.Metadata
 	if metadata == nil {
@@ -223,32 +219,11 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 
 // again sends an existing refund again, where the rules allow it.
 func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, before *keelpay.Refund, now time.Time) (*Result, error) {
-	next := *before
-	switch before.Status {
-	case keelpay.RefundSucceeded:
-		return nil, keelpay.NewError(keelpay.CodeRefundExists,
-			"The payment intent already has a refund; see details.refund.").WithDetail("refund", before.ID)
-	case keelpay.RefundPending:
-		if wait := before.LastSentAt.Add(ResendAfter).Sub(now); wait > 0 {
-			return nil, inProgress(wait)
-		}
-		// The outcome is unknown: repeat the same attempt, which the
-		// provider answers with the first send's outcome rather than
-		// paying out twice.
-	case keelpay.RefundFailed:
-		// The last send was refused for certain: a new attempt.
-		next.AttemptID = keelpay.NewID("rfatt_")
+	next, err := resend(*before, keelpay.NewID("rfatt_"), now)
+	if err != nil {
+		return nil, err
 	}
-	if before.Attempts >= MaxSends {
-		return nil, notRefundable("attempts_exhausted", "The refund was already sent 3 times.")
-	}
-	next.Status = keelpay.RefundPending
-	next.Attempts++
-	next.LastSentAt = now
-	next.ReconcileAt = schedule.Next(now, now)
-	next.ReconcileCount = 0
-	next.UpdatedAt = now
-	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.RefundUpdate(ctx, &next, before.Version); err != nil {
 			return err
 		}
@@ -310,10 +285,7 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 
 // markUnknown records that a send's outcome is unknown.
 func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund) (*keelpay.Refund, error) {
-	next := *r
-	next.LastError = &keelpay.LastError{Code: "outcome_unknown",
-		Message: "It is not known whether the refund was paid out; wait for the webhook, or send it again after 3 minutes."}
-	next.UpdatedAt = s.now()
+	next := unknown(*r, s.now())
 	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
 			return err
@@ -334,19 +306,8 @@ func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund) (*keelpay.
 // another process settled first is returned as it is.
 func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.RefundResult) (*keelpay.Refund, error) {
 	now := s.now()
-	next := *r
-	next.ReconcileAt = time.Time{}
-	next.UpdatedAt = now
-	var typ keelpay.EventType
-	switch res.Status {
-	case provider.RefundSucceeded:
-		next.Status, next.LastError, next.SucceededAt = keelpay.RefundSucceeded, nil, now
-		typ = keelpay.EventRefundSucceeded
-	case provider.RefundFailed:
-		next.Status = keelpay.RefundFailed
-		next.LastError = failure(res.Failure)
-		typ = keelpay.EventRefundFailed
-	default:
+	next, typ := settled(*r, res, now)
+	if typ == "" {
 		// Still pending at the provider: look again on the schedule.
 		s.sends.WithLabelValues("outcome_unknown").Inc()
 		return s.markUnknown(ctx, r)
@@ -372,27 +333,6 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 		return nil, fmt.Errorf("refund: record outcome: %w", err)
 	}
 	return &next, nil
-}
-
-// failure turns a provider's refusal into the refund's last_error; the
-// provider's own text is kept for refund_rejected (docs/errors.md).
-func failure(f *provider.Failure) *keelpay.LastError {
-	if f == nil {
-		return &keelpay.LastError{Code: "provider_error", Message: "The provider's answer was unusable."}
-	}
-	le := &keelpay.LastError{Code: string(f.Code), Message: f.Message}
-	switch f.Code {
-	case provider.FailureRefundRejected:
-		if le.Message == "" {
-			le.Message = "The provider rejected the refund."
-		}
-	case provider.FailureOrderNotFound:
-		le.Message = "The provider does not know the order; contact the provider."
-	default:
-		le.Code = "provider_error"
-		le.Message = "The provider could not process the refund; send it again later or contact the provider."
-	}
-	return le
 }
 
 // Get returns a refund of the store, or 404 refund_not_found.
@@ -455,10 +395,7 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 		return err
 	}
 	// Not known yet: look again on the schedule.
-	next := *r
-	next.ReconcileCount++
-	next.ReconcileAt = schedule.Next(r.LastSentAt, s.now())
-	next.UpdatedAt = s.now()
+	next := lookAgain(*r, s.now())
 	if err := s.cfg.Storage.RefundUpdate(ctx, &next, r.Version); err != nil && !errors.Is(err, storage.ErrConflict) {
 		return err
 	}
@@ -486,16 +423,6 @@ func (s *Service) Run(ctx context.Context, every time.Duration) {
 }
 
 func (s *Service) now() time.Time { return s.cfg.Clock.Now().Truncate(time.Microsecond) }
-
-func notRefundable(reason, msg string) error {
-	return keelpay.NewError(keelpay.CodePaymentIntentNotRefundable, msg).WithDetail("reason", reason)
-}
-
-func inProgress(wait time.Duration) error {
-	return keelpay.NewError(keelpay.CodeRefundInProgress,
-		"The refund is being sent; retry after the time in Retry-After.").
-		WithRetryAfter(time.Duration(math.Ceil(wait.Seconds())) * time.Second)
-}
 
 func errRefundNotFound() error {
 	return keelpay.NewError(keelpay.CodeRefundNotFound, "No such refund.")
