@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/refunds"
 )
 
@@ -27,10 +28,10 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	var p refunds.Params
 	f := obj.fields()
-	f.str("payment_intent", true, &p.PaymentIntent, refunds.CheckPaymentIntent)
+	f.str("payment_intent", true, &p.PaymentIntent, check.RefundIntent)
 	// reason has no "missing" code: absent is 0 characters, invalid_reason.
 	f.str("reason", false, &p.Reason, nil)
-	f.check(refunds.CheckReason(p.Reason))
+	f.check(check.RefundReason(p.Reason))
 	f.metadata(&p.Metadata)
 	if f.err != nil {
 		a.writeError(w, r, f.err)

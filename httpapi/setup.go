@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -31,9 +32,9 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 	var p stores.SetupParams
 	allowInsecure := a.cfg.Stores.AllowInsecureWebhooks()
 	f := obj.fields()
-	f.str("client_id", true, &p.ClientID, stores.CheckClientID)
-	f.str("client_secret", true, &p.ClientSecret, stores.CheckClientSecret)
-	f.str("webhook_url", true, &p.WebhookURL, func(s string) error { return stores.CheckWebhookURL(s, allowInsecure) })
+	f.str("client_id", true, &p.ClientID, check.ClientID)
+	f.str("client_secret", true, &p.ClientSecret, check.AppClientSecret)
+	f.str("webhook_url", true, &p.WebhookURL, func(s string) error { return check.WebhookURL(s, allowInsecure) })
 	f.boolean("rotate_webhook_secret", &p.RotateWebhookSecret)
 	f.boolean("rotate_secret_key", &p.RotateSecretKey)
 	if f.err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/check"
-	"github.com/keelpay/keelpay/internal/fields"
 	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
@@ -89,33 +88,13 @@ type Params struct {
 	Metadata      map[string]string
 }
 
-// CheckPaymentIntent checks the payment_intent field: a payment intent id.
-func CheckPaymentIntent(s string) error {
-	if s == "" {
-		return keelpay.InvalidRequest("payment_intent", "missing_payment_intent", "payment_intent is required.")
-	}
-	if !keelpay.ValidID(keelpay.PrefixPaymentIntent, s) {
-		return keelpay.InvalidRequest("payment_intent", "invalid_payment_intent", "payment_intent must be a payment intent id.")
-	}
-	return nil
-}
-
-// CheckReason checks the reason: 1 to 150 characters, no control
-// characters.
-func CheckReason(s string) error {
-	if !fields.Reason(s) {
-		return keelpay.InvalidRequest("reason", "invalid_reason", "reason must be 1 to 150 characters without control characters.")
-	}
-	return nil
-}
-
 // Validate checks the fields in the documented order (docs/api.md) and reports the first
 // failure as 400 invalid_request.
 func (p *Params) Validate() error {
-	if err := CheckPaymentIntent(p.PaymentIntent); err != nil {
+	if err := check.RefundIntent(p.PaymentIntent); err != nil {
 		return err
 	}
-	if err := CheckReason(p.Reason); err != nil {
+	if err := check.RefundReason(p.Reason); err != nil {
 		return err
 	}
 	return check.Metadata(p.Metadata)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/keyring"
@@ -95,63 +95,13 @@ type SetupParams struct {
 // Validate checks the fields in the decided order and reports the first
 // failure as 400 invalid_request.
 func (p *SetupParams) Validate(allowInsecureWebhooks bool) error {
-	if err := CheckClientID(p.ClientID); err != nil {
+	if err := check.ClientID(p.ClientID); err != nil {
 		return err
 	}
-	if err := CheckClientSecret(p.ClientSecret); err != nil {
+	if err := check.AppClientSecret(p.ClientSecret); err != nil {
 		return err
 	}
-	return CheckWebhookURL(p.WebhookURL, allowInsecureWebhooks)
-}
-
-// CheckClientID validates a client id: 1 to 255 printable ASCII characters.
-func CheckClientID(s string) error {
-	if s == "" {
-		return keelpay.InvalidRequest("client_id", "missing_client_id", "client_id is required.")
-	}
-	if !printableASCII(s, 255) {
-		return keelpay.InvalidRequest("client_id", "invalid_client_id", "client_id must be 1 to 255 printable ASCII characters.")
-	}
-	return nil
-}
-
-// CheckClientSecret validates a client secret: 1 to 255 printable ASCII
-// characters.
-func CheckClientSecret(s string) error {
-	if s == "" {
-		return keelpay.InvalidRequest("client_secret", "missing_client_secret", "client_secret is required.")
-	}
-	if !printableASCII(s, 255) {
-		return keelpay.InvalidRequest("client_secret", "invalid_client_secret", "client_secret must be 1 to 255 printable ASCII characters.")
-	}
-	return nil
-}
-
-// CheckWebhookURL validates a webhook URL (docs/api.md, Store setup).
-func CheckWebhookURL(s string, allowInsecure bool) error {
-	if s == "" {
-		return keelpay.InvalidRequest("webhook_url", "missing_webhook_url", "webhook_url is required.")
-	}
-	if !fields.WebhookURL(s, allowInsecure) {
-		msg := "webhook_url must be an absolute https URL of at most 2048 characters, without user info or fragment, to a public host."
-		if allowInsecure {
-			msg = "webhook_url must be an absolute http or https URL of at most 2048 characters, without user info or fragment."
-		}
-		return keelpay.InvalidRequest("webhook_url", "invalid_webhook_url", msg)
-	}
-	return nil
-}
-
-func printableASCII(s string, maxLen int) bool {
-	if len(s) == 0 || len(s) > maxLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
+	return check.WebhookURL(p.WebhookURL, allowInsecureWebhooks)
 }
 
 // SetupResult is the outcome of a successful setup.

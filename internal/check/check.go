@@ -315,3 +315,73 @@ func CardName(s string) error {
 func ErrInvalidCursor(field string) error {
 	return keelpay.InvalidRequest(field, "invalid_"+field, field+" must be the id of a payment intent of the store.")
 }
+
+// ClientID checks a client id: 1 to 255 printable ASCII characters.
+func ClientID(s string) error {
+	if s == "" {
+		return keelpay.InvalidRequest("client_id", "missing_client_id", "client_id is required.")
+	}
+	if !printableASCII(s, 255) {
+		return keelpay.InvalidRequest("client_id", "invalid_client_id", "client_id must be 1 to 255 printable ASCII characters.")
+	}
+	return nil
+}
+
+// AppClientSecret checks the client secret of a provider application: 1 to 255 printable ASCII
+// characters.
+func AppClientSecret(s string) error {
+	if s == "" {
+		return keelpay.InvalidRequest("client_secret", "missing_client_secret", "client_secret is required.")
+	}
+	if !printableASCII(s, 255) {
+		return keelpay.InvalidRequest("client_secret", "invalid_client_secret", "client_secret must be 1 to 255 printable ASCII characters.")
+	}
+	return nil
+}
+
+// WebhookURL checks a webhook URL .
+func WebhookURL(s string, allowInsecure bool) error {
+	if s == "" {
+		return keelpay.InvalidRequest("webhook_url", "missing_webhook_url", "webhook_url is required.")
+	}
+	if !fields.WebhookURL(s, allowInsecure) {
+		msg := "webhook_url must be an absolute https URL of at most 2048 characters, without user info or fragment, to a public host."
+		if allowInsecure {
+			msg = "webhook_url must be an absolute http or https URL of at most 2048 characters, without user info or fragment."
+		}
+		return keelpay.InvalidRequest("webhook_url", "invalid_webhook_url", msg)
+	}
+	return nil
+}
+
+func printableASCII(s string, maxLen int) bool {
+	if len(s) == 0 || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// RefundIntent checks the payment_intent field of a refund: a payment intent id.
+func RefundIntent(s string) error {
+	if s == "" {
+		return keelpay.InvalidRequest("payment_intent", "missing_payment_intent", "payment_intent is required.")
+	}
+	if !keelpay.ValidID(keelpay.PrefixPaymentIntent, s) {
+		return keelpay.InvalidRequest("payment_intent", "invalid_payment_intent", "payment_intent must be a payment intent id.")
+	}
+	return nil
+}
+
+// RefundReason checks the reason of a refund: 1 to 150 characters, no control
+// characters.
+func RefundReason(s string) error {
+	if !fields.Reason(s) {
+		return keelpay.InvalidRequest("reason", "invalid_reason", "reason must be 1 to 150 characters without control characters.")
+	}
+	return nil
+}
