@@ -329,13 +329,21 @@ func TestBrowserSavingTheSameCardTwiceListsItOnce(t *testing.T) {
 	openCheckout(t, ctx, c)
 	var ids []string
 	for range 2 {
+		before, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#card-field iframe').src`))
+		require.NoError(t, err)
 		typeCard(t, cardField(t, ctx), "4242424242424242")
 		out := act(t, ctx, "save")
 		require.Equal(t, "saved", out.Status, "%+v", out)
 		id := regexp.MustCompile(`card_[A-Za-z0-9]+`).FindString(out.Text)
 		ids = append(ids, id)
 		c.waitEvent(t, "card.created", id)
-		require.NoError(t, chromedp.Do(step(t, ctx), chromedp.WaitReady(chromedp.CSS(`body[data-field="ready"]`))))
+		// The page mounts a field of a new card session after a save; the
+		// webhook can arrive before it starts to, so wait for the new
+		// field itself, not only for a ready one.
+		_, err = chromedp.Run(step(t, ctx), chromedp.Poll[bool](fmt.Sprintf(
+			`(() => { const f = document.querySelector('#card-field iframe'); return !!f && f.src !== %q && document.body.dataset.field === 'ready'; })()`,
+			before)))
+		require.NoError(t, err)
 	}
 	require.NotEqual(t, ids[0], ids[1], "keelpay saves a card each time")
 	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
