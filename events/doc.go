@@ -15,7 +15,11 @@
 // 30 min, 2 h, 6 h and 24 h, and after the seventh failed attempt the
 // delivery is failed. Delivery is at least once and unordered; a process
 // that dies mid-attempt loses nothing, because the lease lapses and another
-// dispatcher claims the delivery again.
+// dispatcher claims the delivery again. [Dispatcher.Notify] wakes it at
+// once: the services announce every event they commit (their Committed
+// hook), so a webhook leaves when its change commits rather than at the
+// next poll. The transitions of a delivery after an attempt are pure
+// functions (machine.go) with their own tests.
 //
 // Event objects carry no personal data: the services build them from the
 // public form of their objects.
