@@ -186,3 +186,31 @@ func TestStartTwiceAndStopWithoutStart(t *testing.T) {
 	require.NoError(t, svc.Start(context.Background()), "a stopped Service starts again")
 	require.NoError(t, svc.Stop(context.Background()))
 }
+
+func TestStopLetsADeliveryUnderWayFinish(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := start(t)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	b.rec.SetResponder(func(w http.ResponseWriter, _ *http.Request) {
+		entered <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusNoContent)
+	})
+	b.pay(t, sandbox.CardVisa)
+	<-entered // the dispatcher is posting the payment's webhook
+
+	stopped := make(chan error)
+	go func() { stopped <- b.svc.Stop(ctx) }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) while the receiver was still answering", err)
+	default:
+	}
+	close(release)
+	require.NoError(t, <-stopped)
+	list, _, err := b.svc.Events().List(ctx, storage.EventListParams{StoreID: b.store.ID, Type: keelpay.EventPaymentIntentSucceeded})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Equal(t, keelpay.DeliverySucceeded, list[0].Delivery.Status, "the attempt under way was finished and recorded")
+}
