@@ -1,6 +1,7 @@
 package webhookstest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -97,7 +98,7 @@ func (r *Recorder) SetStatus(code int) {
 }
 
 // SetResponder makes fn answer every request from now on, after it has been
-// recorded; nil restores the default answers. A responder that blocks, to make
+// recorded (fn reads the same body); nil restores the default answers. A responder that blocks, to make
 // the sender time out, should return when req.Context() is done, which
 // [Recorder.Close] ensures.
 func (r *Recorder) SetResponder(fn func(w http.ResponseWriter, req *http.Request)) {
@@ -111,6 +112,16 @@ func (r *Recorder) Deliveries() []Delivery {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.deliveries)
+}
+
+// Watch returns the deliveries received so far, oldest first, and a
+// channel that is closed when the next one arrives, so that a test can wait
+// on a condition of its own: check the deliveries, and if the condition
+// does not hold yet, wait on the channel (or a deadline) and Watch again.
+func (r *Recorder) Watch() ([]Delivery, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.deliveries), r.arrived
 }
 
 // Wait waits until at least n deliveries have arrived and returns them all.
@@ -165,6 +176,8 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 
 	switch {
 	case responder != nil:
+		// The responder reads the body as it came.
+		req.Body = io.NopCloser(bytes.NewReader(d.Body))
 		responder(w, req)
 	case d.Err != nil:
 		http.Error(w, d.Err.Error(), http.StatusBadRequest)
