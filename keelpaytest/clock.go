@@ -1,6 +1,3 @@
-// Package keelpaytest has helpers for testing code built on keelpay: a manual
-// clock that only moves when told to, and a keyring for the storage
-// adapters.
 package keelpaytest
 
 import (

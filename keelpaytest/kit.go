@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -56,7 +55,17 @@ type Kit struct {
 	stores    map[string]bool // ids of the stores set up by Store
 	secrets   []string
 	committed <-chan *service.Event // every event this service committed
-	pending   []string            // ids of committed events of the kit's stores
+	pending   []string              // ids of committed events of the kit's stores
+}
+
+// T is what the kit needs of a test: *testing.T, *testing.B and
+// *testing.F have it (as does any testing.TB).
+type T interface {
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Helper()
+	TempDir() string
 }
 
 // Option changes how [Start] builds a Kit.
@@ -85,7 +94,7 @@ func WithWaitTimeout(d time.Duration) Option {
 // clock starts at the current time, to the second, and moves only when
 // the test moves it. The service's log is discarded unless
 // [WithServiceConfig] sets a logger.
-func Start(t testing.TB, opts ...Option) *Kit {
+func Start(t T, opts ...Option) *Kit {
 	t.Helper()
 	o := kitOptions{wait: WaitTimeoutDefault}
 	for _, opt := range opts {
@@ -176,7 +185,7 @@ type Store struct {
 
 // Store sets up a new store with a sandbox application of its own and
 // the kit's receiver as its webhook URL.
-func (k *Kit) Store(t testing.TB) *Store {
+func (k *Kit) Store(t T) *Store {
 	t.Helper()
 	k.mu.Lock()
 	n := len(k.stores) + 1
@@ -211,7 +220,7 @@ func (k *Kit) Store(t testing.TB) *Store {
 // sandbox.CardThreeDSecure, ...) for the store's customer the way a
 // browser does: a card session with the secret key, the card captured
 // into it with the publishable key. It returns the card's id.
-func (s *Store) SaveCard(t testing.TB, number string) string {
+func (s *Store) SaveCard(t T, number string) string {
 	t.Helper()
 	var session struct {
 		ID           string `json:"id"`
@@ -235,7 +244,7 @@ func (s *Store) SaveCard(t testing.TB, number string) string {
 // secret key. It returns the intent as the confirm answered: succeeded,
 // requires_action (answer it with [Kit.Answer3DS]), processing (move the
 // clock) or requires_payment_method with last_error.
-func (s *Store) Pay(t testing.TB, card string, amount int64, currency string) *payments.IntentObject {
+func (s *Store) Pay(t T, card string, amount int64, currency string) *payments.IntentObject {
 	t.Helper()
 	var created payments.IntentObject
 	s.kit.call(t, http.MethodPost, "/v1/payment_intents", s.SecretKey, map[string]any{
@@ -248,7 +257,7 @@ func (s *Store) Pay(t testing.TB, card string, amount int64, currency string) *p
 }
 
 // Intent reads a payment intent with the secret key.
-func (s *Store) Intent(t testing.TB, id string) *payments.IntentObject {
+func (s *Store) Intent(t T, id string) *payments.IntentObject {
 	t.Helper()
 	var pi payments.IntentObject
 	s.kit.call(t, http.MethodGet, "/v1/payment_intents/"+id, s.SecretKey, nil, http.StatusOK, &pi)
@@ -257,7 +266,7 @@ func (s *Store) Intent(t testing.TB, id string) *payments.IntentObject {
 
 // RequireIntentStatus fails the test unless the intent is in status now,
 // and returns it.
-func (s *Store) RequireIntentStatus(t testing.TB, id string, status keelpay.PaymentIntentStatus) *payments.IntentObject {
+func (s *Store) RequireIntentStatus(t T, id string, status keelpay.PaymentIntentStatus) *payments.IntentObject {
 	t.Helper()
 	pi := s.Intent(t, id)
 	if pi.Status != status {
@@ -268,7 +277,7 @@ func (s *Store) RequireIntentStatus(t testing.TB, id string, status keelpay.Paym
 
 // Refund sends the refund of a succeeded intent with reason and returns
 // it as the API answered (pending, failed or succeeded).
-func (s *Store) Refund(t testing.TB, intentID, reason string) *refunds.Object {
+func (s *Store) Refund(t T, intentID, reason string) *refunds.Object {
 	t.Helper()
 	var r refunds.Object
 	s.kit.call(t, http.MethodPost, "/v1/refunds", s.SecretKey, map[string]any{
@@ -281,7 +290,7 @@ func (s *Store) Refund(t testing.TB, intentID, reason string) *refunds.Object {
 // requires_action as the buyer would on the sandbox's page: complete or
 // fail. keelpay learns the answer at once, as from a real provider's
 // notification; the intent it returns is read after that.
-func (s *Store) Answer3DS(t testing.TB, intent *payments.IntentObject, complete bool) *payments.IntentObject {
+func (s *Store) Answer3DS(t T, intent *payments.IntentObject, complete bool) *payments.IntentObject {
 	t.Helper()
 	if intent.NextAction == nil || intent.NextAction.URL == "" {
 		t.Fatalf("keelpaytest: payment intent %s (%s) has no 3D Secure page", intent.ID, intent.Status)
@@ -314,7 +323,7 @@ func (s *Store) Answer3DS(t testing.TB, intent *payments.IntentObject, complete 
 // ended, reconciliation of unknown charge and refund outcomes; the
 // webhooks they cause leave at once. (With sandbox.CardOutcomeUnknown,
 // Advance(2*time.Minute) or more resolves the payment.)
-func (k *Kit) Advance(t testing.TB, d time.Duration) {
+func (k *Kit) Advance(t T, d time.Duration) {
 	t.Helper()
 	k.Clock.Advance(d)
 	if err := k.runDue(context.Background()); err != nil {
@@ -331,7 +340,7 @@ func (k *Kit) runDue(ctx context.Context) error {
 // signature, of an event of type typ about the object objectID (a payment
 // intent, refund or card id), and returns it. It fails the test if none
 // arrives within the kit's wait timeout ([WithWaitTimeout]).
-func (k *Kit) RequireEvent(t testing.TB, typ keelpay.EventType, objectID string) webhookstest.Delivery {
+func (k *Kit) RequireEvent(t T, typ keelpay.EventType, objectID string) webhookstest.Delivery {
 	t.Helper()
 	deadline := time.NewTimer(k.wait)
 	defer deadline.Stop()
@@ -355,7 +364,7 @@ func (k *Kit) RequireEvent(t testing.TB, typ keelpay.EventType, objectID string)
 // until every event committed so far for the kit's stores reached the
 // receiver, and fails the test if one of them is of type typ about
 // objectID.
-func (k *Kit) RequireNoEvent(t testing.TB, typ keelpay.EventType, objectID string) {
+func (k *Kit) RequireNoEvent(t T, typ keelpay.EventType, objectID string) {
 	t.Helper()
 	got := k.Drain(t)
 	for _, d := range got {
@@ -368,7 +377,7 @@ func (k *Kit) RequireNoEvent(t testing.TB, typ keelpay.EventType, objectID strin
 // Drain runs what is due now (without moving the clock) and waits until
 // every event committed so far for the kit's stores reached the receiver
 // at least once; it returns every delivery received.
-func (k *Kit) Drain(t testing.TB) []webhookstest.Delivery {
+func (k *Kit) Drain(t T) []webhookstest.Delivery {
 	t.Helper()
 	if err := k.runDue(context.Background()); err != nil {
 		t.Fatalf("keelpaytest: due work: %v", err)
@@ -460,7 +469,7 @@ func summary(got []webhookstest.Delivery) string {
 
 // call sends a request to the API and decodes the answer into out,
 // failing the test unless the status is want.
-func (k *Kit) call(t testing.TB, method, p, key string, body any, want int, out any) {
+func (k *Kit) call(t T, method, p, key string, body any, want int, out any) {
 	t.Helper()
 	var r io.Reader
 	if body != nil {

@@ -197,3 +197,17 @@ func TestAssertionsFail(t *testing.T) {
 		}))
 	})
 }
+
+// A challenge nobody answers ends when the clock passes its wait.
+func TestThreeDSecureExpires(t *testing.T) {
+	kp := keelpaytest.Start(t)
+	shop := kp.Store(t)
+	pi := shop.Pay(t, shop.SaveCard(t, sandbox.CardThreeDSecure), 500, "eur")
+	require.Equal(t, keelpay.IntentRequiresAction, pi.Status)
+	kp.Advance(t, 9*time.Minute)
+	shop.RequireIntentStatus(t, pi.ID, keelpay.IntentRequiresAction)
+	kp.Advance(t, 2*time.Minute)
+	kp.RequireEvent(t, keelpay.EventPaymentIntentPaymentFailed, pi.ID)
+	failed := shop.RequireIntentStatus(t, pi.ID, keelpay.IntentRequiresPaymentMethod)
+	require.Equal(t, "authentication_expired", string(failed.LastError.Code))
+}

@@ -47,6 +47,13 @@ type Recorder struct {
 	status     int
 }
 
+// TB is what NewRecorder needs of a test; testing.TB has it.
+type TB interface {
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+	Helper()
+}
+
 // NewRecorder starts a Recorder verifying with secret and opts (for example
 // [webhooks.WithClock] when the sender runs on a fake clock). It is closed
 // when the test ends.
@@ -57,7 +64,7 @@ type Recorder struct {
 // secret may be "" when the secret is only known later (keelpay issues it
 // in the setup that names the recorder's URL): call SetSecrets then; until
 // then every delivery is recorded as unverified and answered 400.
-func NewRecorder(t testing.TB, secret string, opts ...webhooks.Option) *Recorder {
+func NewRecorder(t TB, secret string, opts ...webhooks.Option) *Recorder {
 	t.Helper()
 	r := &Recorder{opts: opts, arrived: make(chan struct{}), status: http.StatusNoContent}
 	if secret != "" {

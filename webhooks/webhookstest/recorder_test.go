@@ -3,6 +3,7 @@ package webhookstest_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -161,4 +162,41 @@ func TestRecorderCloseEndsHangingRequests(t *testing.T) {
 	rec.Wait(t, 1)
 	rec.Close()
 	require.Error(t, <-errs)
+}
+
+// A responder reads the body as it came, after the recorder read it.
+func TestRecorderResponderReadsTheBody(t *testing.T) {
+	t.Parallel()
+	rec := webhookstest.NewRecorder(t, secret)
+	v, err := webhooks.NewVerifier([]string{secret})
+	require.NoError(t, err)
+	verified := make(chan error, 1)
+	rec.SetResponder(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err == nil {
+			err = v.Verify(body, r.Header)
+		}
+		verified <- err
+		w.WriteHeader(http.StatusAccepted)
+	})
+	require.Equal(t, http.StatusAccepted, deliver(t, rec.URL(), secret, "evt_1"))
+	require.NoError(t, <-verified)
+}
+
+// Watch's channel is closed by the next delivery, not before.
+func TestRecorderWatch(t *testing.T) {
+	t.Parallel()
+	rec := webhookstest.NewRecorder(t, secret)
+	got, next := rec.Watch()
+	require.Empty(t, got)
+	select {
+	case <-next:
+		t.Fatal("closed before any delivery")
+	default:
+	}
+	deliver(t, rec.URL(), secret, "evt_1")
+	<-next
+	got, _ = rec.Watch()
+	require.Len(t, got, 1)
+	require.NoError(t, got[0].Err)
 }
