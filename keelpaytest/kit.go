@@ -30,6 +30,11 @@ import (
 // [Kit.RequireNoEvent] wait for deliveries before they fail the test.
 const WaitTimeoutDefault = 10 * time.Second
 
+// subscriptionBuffer is the service's SubscriptionBuffer in the kit: the
+// events a test commits between two drains (a drain misses those lost to
+// a full buffer).
+const subscriptionBuffer = 1 << 16
+
 // Kit is a complete keelpay running inside a test: the service over a
 // SQLite database in the test's temporary directory, the in-memory sandbox
 // provider, a manual clock shared by both, the API served on a loopback
@@ -52,6 +57,7 @@ type Kit struct {
 	wait time.Duration
 
 	mu        sync.Mutex
+	setups    int             // Store calls so far, naming each store's application
 	stores    map[string]bool // ids of the stores set up by Store
 	secrets   []string
 	committed <-chan *service.Event // every event this service committed
@@ -72,16 +78,16 @@ type T interface {
 type Option func(*kitOptions)
 
 type kitOptions struct {
-	configure func(*service.Config)
+	configure []func(*service.Config)
 	wait      time.Duration
 }
 
 // WithServiceConfig lets configure change the service's configuration
 // before the service is built (a logger, worker intervals, dispatcher
-// options). Storage, Provider and Clock are the kit's; change them only to
-// wrap them.
+// options), after the kit filled it in; several run in order. Storage,
+// Provider and Clock are the kit's: change them only to wrap them.
 func WithServiceConfig(configure func(*service.Config)) Option {
-	return func(o *kitOptions) { o.configure = configure }
+	return func(o *kitOptions) { o.configure = append(o.configure, configure) }
 }
 
 // WithWaitTimeout sets how long the kit waits for deliveries before it
@@ -107,21 +113,24 @@ func Start(t T, opts ...Option) *Kit {
 	if err != nil {
 		t.Fatalf("keelpaytest: open the database: %v", err)
 	}
+	// Cleanups run last in, first out: the database closes last.
+	t.Cleanup(func() { _ = db.Close() })
 	sb := sandbox.New(sandbox.Config{Clock: clock})
+	t.Cleanup(func() { _ = sb.Close() })
 	cfg := service.Config{
 		AllowInsecureWebhooks: true, // the receiver is on loopback
 		Clock:                 clock,
 		Logger:                slog.New(slog.DiscardHandler),
 		Provider:              sb,
 		Storage:               db,
+		// The kit's own subscription is read only when it drains.
+		SubscriptionBuffer: subscriptionBuffer,
 	}
-	if o.configure != nil {
-		o.configure(&cfg)
+	for _, configure := range o.configure {
+		configure(&cfg)
 	}
 	svc, err := service.New(cfg)
 	if err != nil {
-		_ = sb.Close()
-		_ = db.Close()
 		t.Fatalf("keelpaytest: %v", err)
 	}
 	k := &Kit{Clock: clock, Sandbox: sb, Service: svc, wait: o.wait, stores: map[string]bool{}}
@@ -129,11 +138,13 @@ func Start(t T, opts ...Option) *Kit {
 	// which deliveries are still to come.
 	var unsubscribe func()
 	k.committed, unsubscribe = svc.Subscribe()
+	t.Cleanup(unsubscribe)
 
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
 	mux.Handle("/", svc.Handler())
 	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
 	k.URL = srv.URL
 	sb.SetBaseURL(srv.URL)
 	k.Webhooks = webhookstest.NewRecorder(t, "")
@@ -141,12 +152,8 @@ func Start(t T, opts ...Option) *Kit {
 	if err := svc.Start(ctx); err != nil {
 		t.Fatalf("keelpaytest: %v", err)
 	}
-	// Cleanups run last in, first out: the workers stop before the server,
-	// the database closes last.
-	t.Cleanup(func() { _ = db.Close() })
-	t.Cleanup(func() { _ = sb.Close() })
-	t.Cleanup(unsubscribe)
-	t.Cleanup(srv.Close)
+	// The workers stop first, while the receiver and the server still
+	// answer.
 	t.Cleanup(func() {
 		stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -188,7 +195,8 @@ type Store struct {
 func (k *Kit) Store(t T) *Store {
 	t.Helper()
 	k.mu.Lock()
-	n := len(k.stores) + 1
+	k.setups++
+	n := k.setups
 	k.mu.Unlock()
 	var out struct {
 		ID             string `json:"id"`

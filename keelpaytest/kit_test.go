@@ -1,6 +1,7 @@
 package keelpaytest_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/webhooks"
 )
 
@@ -211,3 +213,29 @@ func TestThreeDSecureExpires(t *testing.T) {
 	failed := shop.RequireIntentStatus(t, pi.ID, keelpay.IntentRequiresPaymentMethod)
 	require.Equal(t, "authentication_expired", string(failed.LastError.Code))
 }
+
+// RequireNoEvent waits for what is on its way: a payment's event that has
+// not arrived yet still counts.
+func TestRequireNoEventWaitsForDeliveries(t *testing.T) {
+	kp := keelpaytest.Start(t)
+	shop := kp.Store(t)
+	pi := shop.Pay(t, shop.SaveCard(t, sandbox.CardVisa), 100, "eur")
+	msg := failure(t, func(tb testing.TB) { kp.RequireNoEvent(tb, keelpay.EventPaymentIntentSucceeded, pi.ID) })
+	require.Contains(t, msg, "unexpected payment_intent.succeeded event for "+pi.ID)
+}
+
+// A delivery that cannot reach the receiver makes the drain fail rather
+// than pass unseen.
+func TestDrainFailsWhenDeliveriesDoNotArrive(t *testing.T) {
+	unreachable := roundTripper(func(*http.Request) (*http.Response, error) { return nil, errors.New("unreachable") })
+	kp := keelpaytest.Start(t, keelpaytest.WithWaitTimeout(100*time.Millisecond),
+		keelpaytest.WithServiceConfig(func(c *service.Config) { c.Dispatcher.Transport = unreachable }))
+	shop := kp.Store(t)
+	pi := shop.Pay(t, shop.SaveCard(t, sandbox.CardVisa), 100, "eur")
+	msg := failure(t, func(tb testing.TB) { kp.RequireNoEvent(tb, keelpay.EventPaymentIntentCanceled, pi.ID) })
+	require.Contains(t, msg, "not delivered")
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
