@@ -16,7 +16,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
@@ -40,7 +40,7 @@ type benchEnv struct {
 func newBenchEnv(b *testing.B) *benchEnv {
 	b.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(b.TempDir(), "bench.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "bench.db")})
 	if err != nil {
 		b.Fatal(err)
 	}

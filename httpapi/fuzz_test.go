@@ -14,6 +14,7 @@ import (
 
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
@@ -40,7 +41,7 @@ func FuzzSetupRequest(f *testing.F) {
 	f.Add(`{}`, "text/plain")
 	f.Add(`{}`, "application/json; charset=utf-8")
 
-	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(f.TempDir(), "fuzz.db")})
+	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(f.TempDir(), "fuzz.db")})
 	if err != nil {
 		f.Fatal(err)
 	}

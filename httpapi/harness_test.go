@@ -22,6 +22,7 @@ import (
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
@@ -72,7 +73,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	db, path := o.db, ""
 	if db == nil {
 		path = filepath.Join(t.TempDir(), "keelpay.db")
-		sdb, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
+		sdb, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: path})
 		require.NoError(t, err)
 		t.Cleanup(func() { sdb.Close() })
 		db = sdb

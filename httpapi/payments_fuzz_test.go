@@ -15,6 +15,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/sqlite"
@@ -35,7 +36,7 @@ type fuzzPayments struct {
 func newFuzzPayments(f *testing.F) *fuzzPayments {
 	f.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(f.TempDir(), "fuzz.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(f.TempDir(), "fuzz.db")})
 	if err != nil {
 		f.Fatal(err)
 	}

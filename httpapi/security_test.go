@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
-	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
@@ -289,7 +289,7 @@ func TestTakeoverFromACopyOfTheDatabase(t *testing.T) {
 	require.ErrorContains(t, err, `the key with id "test" is not the key this database knows`)
 	_, err = sqlite.Open(context.Background(), sqlite.Config{Path: copyPath})
 	require.ErrorContains(t, err, "Keyring is required")
-	reopened, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: copyPath})
+	reopened, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keyringtest.Keyring(), Path: copyPath})
 	require.NoError(t, err)
 	defer reopened.Close()
 	st, err := reopened.StoreGetByID(context.Background(), s.id)

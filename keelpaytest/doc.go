@@ -43,6 +43,7 @@
 // [Kit.Sandbox] (switches such as SetUnavailable) and [Kit.Webhooks].
 //
 // For tests of keelpay's own parts, [NewClock] is a clock that moves only
-// when told to, and [Keyring] the keyring that seals the test databases.
+// when told to, and keyring/keyringtest has the keyring that seals the
+// test databases.
 // See docs/testing.md.
 package keelpaytest

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/refunds"
@@ -109,7 +110,7 @@ func Start(t T, opts ...Option) *Kit {
 	ctx := context.Background()
 	clock := NewClock(time.Now().Truncate(time.Second))
 
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
 	if err != nil {
 		t.Fatalf("keelpaytest: open the database: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/sqlite"
@@ -22,7 +23,7 @@ func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "keelpay-example")
 	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(dir, "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(dir, "keelpay.db")})
 	if err != nil {
 		panic(err)
 	}

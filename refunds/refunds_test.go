@@ -11,6 +11,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
@@ -42,7 +43,7 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))

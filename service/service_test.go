@@ -13,6 +13,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/service"
@@ -24,7 +25,7 @@ import (
 
 func openDB(t *testing.T) storage.Storage {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db

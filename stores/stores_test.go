@@ -10,6 +10,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage"
@@ -37,7 +38,7 @@ func (checkHangs) CheckApplication(ctx context.Context, _ provider.Credentials) 
 
 func setup(t *testing.T) (storage.Storage, *keelpaytest.Clock, *sandbox.Sandbox) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	db, err := sqlite.Open(context.Background(), sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))

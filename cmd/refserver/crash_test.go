@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
@@ -221,7 +221,7 @@ var crashCards = []string{
 
 // crashKey is the encryption key of every server of a crash test, and of
 // the test's own look at the database afterwards.
-var crashKey = []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keelpaytest.Key())}
+var crashKey = []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}
 
 func newCrash(t *testing.T, dsn string, nodes, victims []*node) *crash {
 	t.Helper()
@@ -402,7 +402,7 @@ func (c *crash) run(t *testing.T, kills int) {
 	// 48 hours on: every unknown outcome resolves, every challenge
 	// expires, every delivery is due.
 	c.advance(t, 48*3600)
-	db, err := openStorage(ctx, c.dsn, keelpaytest.Keyring())
+	db, err := openStorage(ctx, c.dsn, keyringtest.Keyring())
 	require.NoError(t, err)
 	defer db.Close()
 	var events []map[string]any

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/httpprovider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
@@ -170,7 +170,7 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	dsn := dsnIn(t, postgrestest.DSN(t), schema)
 	// Every server on the database has the same encryption key, and so
 	// does the test's own connection (postgrestest.Open).
-	key := []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keelpaytest.Key())}
+	key := []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}
 	owner := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn)
 	a := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.url)
 	// b reaches the sandbox through a proxy that, once told to, passes

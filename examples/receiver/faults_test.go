@@ -15,6 +15,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
 )
@@ -39,7 +40,7 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	})
 
 	ctx := t.Context()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/outbox"
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
@@ -21,7 +21,7 @@ import (
 func TestCommitAnnouncesOnlyWhatCommitted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	res, err := stores.New(stores.Config{Provider: sandbox.New(sandbox.Config{}), Storage: db}).Setup(ctx,

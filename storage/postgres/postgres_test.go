@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
@@ -62,9 +62,9 @@ func TestOpenErrors(t *testing.T) {
 	require.ErrorContains(t, err, "DSN is required")
 	_, err = postgres.Open(ctx, postgres.Config{DSN: "postgres://nobody@127.0.0.1:1/x?connect_timeout=1"})
 	require.ErrorContains(t, err, "Keyring is required")
-	_, err = postgres.Open(ctx, postgres.Config{DSN: "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", Keyring: keelpaytest.Keyring()})
+	_, err = postgres.Open(ctx, postgres.Config{DSN: "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", Keyring: keyringtest.Keyring()})
 	require.Error(t, err)
-	_, err = postgres.Open(ctx, postgres.Config{DSN: postgrestest.DSN(t), Keyring: keelpaytest.Keyring(), Schema: "kp_does_not_exist"})
+	_, err = postgres.Open(ctx, postgres.Config{DSN: postgrestest.DSN(t), Keyring: keyringtest.Keyring(), Schema: "kp_does_not_exist"})
 	require.ErrorContains(t, err, "no schema")
 }
 

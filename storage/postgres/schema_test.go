@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
 )
@@ -69,7 +69,7 @@ func TestDefaultSchemaIsKeelpays(t *testing.T) {
 	t.Parallel()
 	dsn := newDatabase(t)
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, postgres.Config{Keyring: keelpaytest.Keyring(), DSN: dsn, MaxConns: 2})
+	db, err := postgres.Open(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: dsn, MaxConns: 2})
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, postgres.SchemaDefault, currentSchema(t, db))
@@ -77,8 +77,8 @@ func TestDefaultSchemaIsKeelpays(t *testing.T) {
 	require.Zero(t, countIn(t, db, "public"))
 
 	// Opening again, or migrating, finds it there.
-	require.NoError(t, postgres.Migrate(ctx, postgres.Config{Keyring: keelpaytest.Keyring(), DSN: dsn}))
-	again, err := postgres.Open(ctx, postgres.Config{Keyring: keelpaytest.Keyring(), DSN: dsn, MaxConns: 2})
+	require.NoError(t, postgres.Migrate(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: dsn}))
+	again, err := postgres.Open(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: dsn, MaxConns: 2})
 	require.NoError(t, err)
 	defer again.Close()
 	require.Equal(t, postgres.SchemaDefault, currentSchema(t, again))
@@ -90,8 +90,8 @@ func TestEarlierTablesInPublicStay(t *testing.T) {
 	t.Parallel()
 	dsn := newDatabase(t)
 	ctx := context.Background()
-	require.NoError(t, postgres.Migrate(ctx, postgres.Config{Keyring: keelpaytest.Keyring(), DSN: dsn, Schema: "public"}))
-	db, err := postgres.Open(ctx, postgres.Config{Keyring: keelpaytest.Keyring(), DSN: dsn, MaxConns: 2})
+	require.NoError(t, postgres.Migrate(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: dsn, Schema: "public"}))
+	db, err := postgres.Open(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: dsn, MaxConns: 2})
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, "public", currentSchema(t, db))
@@ -121,7 +121,7 @@ func TestOwnToolAppliesTheMigrations(t *testing.T) {
 		_, err = conn.Exec(ctx, string(body))
 		require.NoError(t, err, name)
 	}
-	db, err := postgres.Open(ctx, postgres.Config{Keyring: keelpaytest.Keyring(), DSN: postgrestest.DSN(t), MaxConns: 2, Schema: schema, SkipMigrations: true})
+	db, err := postgres.Open(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: postgrestest.DSN(t), MaxConns: 2, Schema: schema, SkipMigrations: true})
 	require.NoError(t, err)
 	defer db.Close()
 	_, err = db.StoreGetByID(ctx, "store_nope")

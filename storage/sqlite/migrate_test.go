@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 )
@@ -55,10 +55,10 @@ func works(t *testing.T, cfg sqlite.Config) {
 func TestMigrateThenOpen(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keelpay.db")
-	require.NoError(t, sqlite.Migrate(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path}))
-	require.NoError(t, sqlite.Migrate(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path}), "a second run changes nothing")
+	require.NoError(t, sqlite.Migrate(context.Background(), sqlite.Config{Keyring: keyringtest.Keyring(), Path: path}))
+	require.NoError(t, sqlite.Migrate(context.Background(), sqlite.Config{Keyring: keyringtest.Keyring(), Path: path}), "a second run changes nothing")
 	require.Equal(t, len(migrationFiles(t)), appliedVersions(t, rawDB(t, path), sqlite.MigrationsTable))
-	works(t, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
+	works(t, sqlite.Config{Keyring: keyringtest.Keyring(), Path: path})
 }
 
 // A file shared with golang-migrate, whose own table is schema_migrations
@@ -73,7 +73,7 @@ func TestOpenBesideGolangMigrate(t *testing.T) {
 		CREATE TABLE app_orders (id INTEGER PRIMARY KEY)`)
 	require.NoError(t, err)
 
-	works(t, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
+	works(t, sqlite.Config{Keyring: keyringtest.Keyring(), Path: path})
 	var version int64
 	var dirty bool
 	require.NoError(t, raw.QueryRow(`SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty))
@@ -87,12 +87,12 @@ func TestOpenBesideGolangMigrate(t *testing.T) {
 func TestOpenMovesTheOldMigrationsTable(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keelpay.db")
-	require.NoError(t, sqlite.Migrate(context.Background(), sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path}))
+	require.NoError(t, sqlite.Migrate(context.Background(), sqlite.Config{Keyring: keyringtest.Keyring(), Path: path}))
 	raw := rawDB(t, path)
 	_, err := raw.Exec(`ALTER TABLE ` + sqlite.MigrationsTable + ` RENAME TO schema_migrations`)
 	require.NoError(t, err)
 
-	works(t, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
+	works(t, sqlite.Config{Keyring: keyringtest.Keyring(), Path: path})
 	require.Equal(t, len(migrationFiles(t)), appliedVersions(t, raw, sqlite.MigrationsTable))
 	var n int
 	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'schema_migrations'`).Scan(&n))
@@ -111,7 +111,7 @@ func TestOwnToolAppliesTheMigrations(t *testing.T) {
 		_, err = raw.Exec(string(body))
 		require.NoError(t, err, name)
 	}
-	works(t, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path, SkipMigrations: true})
+	works(t, sqlite.Config{Keyring: keyringtest.Keyring(), Path: path, SkipMigrations: true})
 	var n int
 	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, sqlite.MigrationsTable).Scan(&n))
 	require.Zero(t, n, "SkipMigrations creates no table of its own")

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
@@ -20,7 +20,7 @@ import (
 
 func open(t *testing.T, path string, kr ...*keyring.Keyring) *sqlite.DB {
 	t.Helper()
-	k := keelpaytest.Keyring()
+	k := keyringtest.Keyring()
 	if len(kr) > 0 {
 		k = kr[0]
 	}
@@ -41,7 +41,7 @@ func TestReopenKeepsDataAndSkipsAppliedMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "keelpay.db")
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keelpaytest.Keyring(), Path: path})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: path})
 	require.NoError(t, err)
 	s := storagetest.NewStoreRecord(storagetestNow())
 	require.NoError(t, db.StoreInsert(ctx, s))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage/postgres"
 )
 
@@ -54,7 +54,7 @@ func NewSchema(t testing.TB) string {
 func Open(t testing.TB, schema string) *postgres.DB {
 	t.Helper()
 	// A small pool: many tests share the server's connections.
-	db, err := postgres.Open(context.Background(), postgres.Config{DSN: DSN(t), Keyring: keelpaytest.Keyring(), MaxConns: 4, Schema: schema})
+	db, err := postgres.Open(context.Background(), postgres.Config{DSN: DSN(t), Keyring: keyringtest.Keyring(), MaxConns: 4, Schema: schema})
 	if err != nil {
 		t.Fatalf("postgrestest: %v", err)
 	}

@@ -1,4 +1,7 @@
-package keelpaytest
+// Package keyringtest gives tests one encryption key for the whole test
+// process, so that a database a test opens twice, or shares with servers
+// it starts, opens with the key that sealed it.
+package keyringtest
 
 import (
 	"sync"
