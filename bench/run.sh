@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# One command for the performance table in docs/performance.md: every figure
+# measured next to its anchor in the same run, in interleaved rounds, and the
+# medians, ratios and load average written into the document.
+#
+#   bash bench/run.sh             # ROUNDS=3 DUR=5s; WRITE=0 prints only
+#
+# Each round measures, one after the other on the same cores:
+#   - anchor (bench/anchor: bare net/http + SQLite, no keelpay code): GET one
+#     row by primary key; POST one durable insert;
+#   - keelpay on SQLite: GET /v1/payment_intents/{id}; complete payments
+#     (create + confirm with a saved 4242 card, event committed) without and
+#     with an Idempotency-Key on every POST; GET /v1/events?limit=100;
+#     GET /metrics; the drain of one store's webhook backlog;
+#   - `pgbench -N` on the PostgreSQL server (the anchor), then keelpay on
+#     PostgreSQL: complete payments with an Idempotency-Key, GET /metrics,
+#     the drain of one store's backlog.
+# Servers run with their defaults (per-store delivery cap, poll interval).
+# Every event is delivered to bench/receiver, which verifies its signature.
+# Then `go test -bench` of webhooks Verify against a bare HMAC, and the
+# server's RSS idle, under load and a minute after the load.
+# Needs wrk (apt-get install -y wrk), python3, psql, pgbench and a PostgreSQL
+# server: KEELPAY_BENCH_POSTGRES, else KEELPAY_TEST_POSTGRES, else the local
+# postgres://postgres:postgres@127.0.0.1:5432/test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3}
+DUR=${DUR:-5s}
+CONN=${CONN:-50}
+WRITE=${WRITE:-1}
+SETTLE=${SETTLE:-60}
+PG=${KEELPAY_BENCH_POSTGRES:-${KEELPAY_TEST_POSTGRES:-postgres://postgres:postgres@127.0.0.1:5432/test?sslmode=disable}}
+work=$(mktemp -d)
+schema=kp_bench_$$
+pgb=kp_pgbench_$$
+cleanup() {
+  kill $(jobs -p) 2>/dev/null || true
+  wait 2>/dev/null || true
+  psql -q "$PG" -c "DROP SCHEMA IF EXISTS $schema CASCADE" -c "DROP SCHEMA IF EXISTS $pgb CASCADE" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+R="$work/results"   # lines: figure round value
+: >"$R"
+rec() { echo "$1 $2 $3" >>"$R"; }
+
+go build -o "$work/refserver" ./cmd/refserver
+go build -o "$work/anchor" ./bench/anchor
+go build -o "$work/receiver" ./bench/receiver
+
+listening() {
+  for _ in $(seq 1 200); do
+    url=$(grep -o -m1 'listening on http://[0-9.:]*' "$1" 2>/dev/null | cut -d' ' -f3) && [ -n "$url" ] && echo "$url" && return
+    sleep 0.05
+  done
+  echo "no banner in $1" >&2; return 1
+}
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+post() { curl -sf -X POST "$1" -H 'Content-Type: application/json' "${@:3}" -d "$2"; }
+ready() { for _ in $(seq 1 200); do curl -sf "$1" >/dev/null && return 0; sleep 0.05; done; echo "not ready: $1" >&2; return 1; }
+rss() { awk '/VmRSS/{print int($2/1024)}' /proc/$1/status; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+"$work/receiver" -addr 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
+RCV=$(listening "$work/receiver.out")
+post "$RCV/control/status" '{"status":204}' >/dev/null
+
+AN=127.0.0.1:18181
+(cd "$work" && exec ./anchor -addr $AN -db "$work/anchor.db" 2>"$work/anchor.log") &
+ready "http://$AN/rows/pi_anchor"
+
+"$work/refserver" -addr 127.0.0.1:0 -db "$work/keelpay.db" >"$work/sqlite.out" 2>"$work/sqlite.log" &
+SQ_PID=$!
+SQ=$(listening "$work/sqlite.out"); ready "$SQ/healthz"
+psql -q "$PG" -c "CREATE SCHEMA $schema" -c "CREATE SCHEMA $pgb" >/dev/null
+sep='?'; [[ $PG == *\?* ]] && sep='&'
+KEELPAY_ENCRYPTION_KEY=$("$work/refserver" -new-key) "$work/refserver" -addr 127.0.0.1:0 \
+  -db "$PG${sep}search_path=$schema" >"$work/pg.out" 2>"$work/pg.log" &
+PGS=$(listening "$work/pg.out"); ready "$PGS/healthz"
+PGOPTIONS="-c search_path=$pgb" pgbench -i -q -s 1 "$PG" >/dev/null 2>&1
+
+# setup URL: a store whose webhooks go to the receiver, and a saved card;
+# prints "sk card currency webhook_secret pi" (pi: one succeeded intent).
+setup() {
+  local store sk pk cur cs css card pi cust='{"id":"cus_bench","name":"Bench Buyer","email":"bench@shop.example","phone":"+358401234567"}'
+  store=$(post "$1/v1/setup" "{\"client_id\":\"app_bench_$2\",\"client_secret\":\"secret_bench_$2\",\"webhook_url\":\"$RCV/hooks\"}")
+  sk=$(echo "$store" | json 'd["secret_key"]'); pk=$(echo "$store" | json 'd["publishable_key"]')
+  cur=$(echo "$store" | json 'd["currency"]')
+  cs=$(post "$1/v1/card_sessions" "{\"customer\":$cust,\"page_origins\":[\"http://localhost:9100\"]}" -H "Authorization: Bearer $sk")
+  css=$(echo "$cs" | json 'd["client_secret"]'); cs=$(echo "$cs" | json 'd["id"]')
+  card=$(post "$1/v1/card_sessions/$cs/cards" "{\"client_secret\":\"$css\",\"number\":\"4242424242424242\",\"exp_month\":12,\"exp_year\":2035,\"cvc\":\"123\"}" -H "Authorization: Bearer $pk" | json 'd["id"]')
+  pi=$(post "$1/v1/payment_intents" "{\"amount\":2500,\"currency\":\"$cur\",\"customer\":$cust,\"payment_method\":\"$card\"}" -H "Authorization: Bearer $sk" | json 'd["id"]')
+  post "$1/v1/payment_intents/$pi/confirm" '' -H "Authorization: Bearer $sk" >/dev/null
+  echo "$sk $card $cur $(echo "$store" | json 'd["webhook_secret"]') $pi"
+}
+read -r SQ_SK SQ_CARD CUR SQ_WS SQ_PI <<<"$(setup "$SQ" sqlite)"
+read -r PG_SK PG_CARD PG_CUR PG_WS PG_PI <<<"$(setup "$PGS" postgres)"
+post "$RCV/control/secrets" "[\"$SQ_WS\",\"$PG_WS\"]" >/dev/null
+
+# wrkrate ARGS: req/s and p99 ms of one wrk run.
+wrkrate() {
+  wrk --latency "$@" >"$work/wrk.txt"
+  python3 - "$work/wrk.txt" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
+m = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", t)
+p99 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
+non = re.search(r"Non-2xx or 3xx responses: (\d+)", t)
+if non: print("non-2xx responses: " + non.group(1), file=sys.stderr)
+print("%.0f %.2f" % (rps, p99))
+PY
+}
+# pay URL SK CARD CUR [idem]: payments/s and p99 ms.
+pay() {
+  wrk -t2 -c"$CONN" -d"$DUR" --latency -s bench/pay.lua "$1" -- "$2" "$3" "$4" "${5:-}" >"$work/pay.txt"
+  tail -n1 "$work/pay.txt" | awk '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; printf "%.0f %.1f\n", $2 / $6, $8 }'
+}
+# quiet waits until the receiver has had no request for 1.5 seconds.
+quiet() {
+  while :; do
+    last=$(curl -sf "$RCV/control/stats" | json 'd["last_request"]')
+    [ $(( ($(date +%s%N) - last) / 1000000 )) -ge 1500 ] && return
+    sleep 0.3
+  done
+}
+# drain URL SK CARD CUR: a backlog of one store (every event of a short
+# payments run whose first attempt the receiver refused), made due at once
+# by moving the sandbox clock 2 minutes; prints deliveries/s and the backlog.
+drain() {
+  quiet
+  post "$RCV/control/reset" '{}' >/dev/null
+  post "$RCV/control/status" '{"status":503}' >/dev/null
+  wrk -t2 -c"$CONN" -d"$DUR" -s bench/pay.lua "$1" -- "$2" "$3" "$4" idem >/dev/null
+  quiet
+  local backlog t0 st got
+  backlog=$(curl -sf "$RCV/control/stats" | json 'd["distinct_failed"]')
+  post "$RCV/control/reset" '{}' >/dev/null
+  post "$RCV/control/status" '{"status":204}' >/dev/null
+  t0=$(date +%s%N)
+  post "$1/sandbox/clock" '{"advance_seconds":120}' >/dev/null
+  for _ in $(seq 1 1200); do
+    st=$(curl -sf "$RCV/control/stats")
+    got=$(echo "$st" | json 'd["distinct_ok"]')
+    [ "$got" -ge "$backlog" ] && break
+    sleep 0.1
+  done
+  echo "$st" | json "'%.0f %d' % ($backlog / ((d['last_ok'] - $t0) / 1e9), $backlog)"
+}
+# mtime URL: median seconds of 5 GET /metrics.
+mtime() {
+  for _ in 1 2 3 4 5; do curl -sf -o /dev/null -w '%{time_total}\n' "$1/metrics"; done | sort -n | sed -n 3p
+}
+
+RSS_IDLE=$(rss $SQ_PID)
+pgver=$(psql -Atq "$PG" -c "select setting from pg_settings where name='server_version'")
+echo "== $(date -u +%FT%TZ) machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(go version | cut -d' ' -f3), PostgreSQL $pgver; $ROUNDS rounds of $DUR"
+for r in $(seq 1 "$ROUNDS"); do
+  echo "-- round $r, load average $(load)"
+  rec load $r "$(load)"
+  read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/get.lua "http://$AN" -- /rows/pi_anchor)"
+  rec anchor_get $r $v; rec anchor_get_p99 $r $p
+  read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/get.lua "$SQ" -- "/v1/payment_intents/$SQ_PI" "$SQ_SK")"
+  rec sq_get $r $v; rec sq_get_p99 $r $p
+  read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/post.lua "http://$AN")"
+  rec anchor_post $r $v; rec anchor_post_p99 $r $p
+  read -r v p <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
+  rec sq_pay $r $v; rec sq_pay_p99 $r $p
+  ( sleep $(( ${DUR%s} / 2 + 1 )); rss $SQ_PID >"$work/rss_load" ) &
+  read -r v p <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR" idem)"
+  rec sq_pay_idem $r $v; rec sq_pay_idem_p99 $r $p
+  rec rss_load $r "$(cat "$work/rss_load" 2>/dev/null || echo 0)"
+  quiet
+  read -r v p <<<"$(wrkrate -t2 -c10 -d"$DUR" -s bench/get.lua "$SQ" -- "/v1/events?limit=100" "$SQ_SK")"
+  rec sq_events $r $v; rec sq_events_p99 $r $p
+  rec sq_metrics $r "$(mtime "$SQ")"
+  read -r v n <<<"$(drain "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
+  rec sq_drain $r $v; rec sq_backlog $r $n
+  v=$(PGOPTIONS="-c search_path=$pgb" pgbench -N -c 8 -j 2 -T "${DUR%s}" "$PG" 2>/dev/null | awk '/^tps/{print int($3)}')
+  rec pgbench $r $v
+  read -r v p <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
+  rec pg_pay_idem $r $v; rec pg_pay_idem_p99 $r $p
+  rec pg_metrics $r "$(mtime "$PGS")"
+  read -r v n <<<"$(drain "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR")"
+  rec pg_drain $r $v; rec pg_backlog $r $n
+  grep " $r " "$R" | tr '\n' ';'; echo
+done
+EVENTS=$(sqlite3 -readonly "$work/keelpay.db" 'select count(*) from events' 2>/dev/null || echo '?')
+echo "-- webhooks Verify vs bare HMAC, load average $(load)"
+go test -run '^$' -bench '^Benchmark(Verify|HMAC)$' -benchmem -count 5 ./webhooks/ >"$work/verify.txt"
+echo "-- RSS a minute after the load ($SETTLE s)"
+sleep "$SETTLE"
+RSS_AFTER=$(rss $SQ_PID)
+
+python3 - "$R" "$work/verify.txt" "$RSS_IDLE" "$RSS_AFTER" "$EVENTS" "$ROUNDS" "$DUR" "$pgver" "$WRITE" <<'PY'
+import collections, datetime, os, platform, re, statistics, subprocess, sys
+res, verify, rss_idle, rss_after, events, rounds, dur, pgver, write = sys.argv[1:]
+v = collections.defaultdict(list)
+for line in open(res):
+    k, r, x = line.split()
+    v[k].append(float(x))
+med = {k: statistics.median(x) for k, x in v.items()}
+def rng(k, fmt="{:,.0f}"):
+    x = v[k]
+    return fmt.format(med[k]) + " (" + "–".join(fmt.format(y) for y in (min(x), max(x))) + ")"
+def ratio(a, b):
+    r = [x / y for x, y in zip(v[a], v[b]) if y]
+    return "%.2f (%.2f–%.2f)" % (statistics.median(r), min(r), max(r)) if r else "?"
+ns = collections.defaultdict(list); allocs = {}
+for line in open(verify):
+    m = re.match(r"Benchmark(\w+?)(?:/(\S+?))?-\d+\s+\d+\s+([\d.]+) ns/op.*?(\d+) allocs/op", line)
+    if m:
+        ns[(m.group(1), m.group(2))].append(float(m.group(3))); allocs[(m.group(1), m.group(2))] = int(m.group(4))
+vrows = []
+for (name, sub), x in sorted(ns.items()):
+    if sub == "1KiB" and name == "Verify":
+        h = ns.get(("HMAC", sub))
+        if h:
+            rs = [a / b for a, b in zip(x, h)]
+            vrows.append("| webhooks.Verify, %s | %s ns, %d allocs | bare HMAC-SHA256 %s ns, %d allocs | %.2f× (%.2f–%.2f) |" % (
+                sub, "{:,.0f}".format(statistics.median(x)), allocs[(name, sub)], "{:,.0f}".format(statistics.median(h)),
+                allocs[("HMAC", sub)], statistics.median(rs), min(rs), max(rs)))
+cpu = open("/proc/cpuinfo").read()
+model = re.search(r"model name\s*:\s*(.*)", cpu).group(1).strip()
+gov = subprocess.run(["go", "version"], capture_output=True, text=True).stdout.split()[2]
+when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+out = []
+out.append("    bash bench/run.sh     # ROUNDS=%s DUR=%s" % (rounds, dur))
+out.append("")
+out.append("%s; %d cores (%s), Go %s, PostgreSQL %s on the same machine; load average %s (medians, range) at the rounds' starts. "
+           "%s interleaved rounds of %s; medians with the range of the rounds; each ratio is taken within a round. "
+           "wrk `-t2 -c%s` unless noted, server, database and load generator on the same cores. "
+           "Servers run with their defaults." % (when, os.cpu_count(), model, gov[2:], pgver, rng("load", "{:.1f}"),
+           rounds, dur, os.environ.get("CONN", "50")))
+out.append("")
+out.append("| What | keelpay | Anchor in the same run | Ratio (median, range) |")
+out.append("|---|---|---|---|")
+out.append("| `GET /v1/payment_intents/{id}`, SQLite | %s req/s, p99 %s ms | bench/anchor: bare net/http + SQLite primary-key read %s req/s, p99 %s ms | %s |" % (
+    rng("sq_get"), rng("sq_get_p99", "{:.1f}"), rng("anchor_get"), rng("anchor_get_p99", "{:.1f}"), ratio("sq_get", "anchor_get")))
+out.append("| complete payments on SQLite (create + confirm, saved card, event committed) | %s /s, p99 %s ms | bench/anchor: one durable insert per request %s /s | %s |" % (
+    rng("sq_pay"), rng("sq_pay_p99", "{:.1f}"), rng("anchor_post"), ratio("sq_pay", "anchor_post")))
+out.append("| the same with an `Idempotency-Key` on each POST | %s /s, p99 %s ms | the same without, above | %s of the insert; %s of without |" % (
+    rng("sq_pay_idem"), rng("sq_pay_idem_p99", "{:.1f}"), ratio("sq_pay_idem", "anchor_post"), ratio("sq_pay_idem", "sq_pay")))
+out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms | `pgbench -N -c8 -j2` %s tps | %s |" % (
+    rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
+out.append("| one store's webhook backlog drained, server defaults, SQLite | %s deliveries/s (backlog %s) | | |" % (rng("sq_drain"), rng("sq_backlog")))
+out.append("| the same on PostgreSQL | %s deliveries/s (backlog %s) | | %s of SQLite |" % (rng("pg_drain"), rng("pg_backlog"), ratio("pg_drain", "sq_drain")))
+out.append("| `GET /v1/events?limit=100`, SQLite, wrk `-c10`, %s events at the end | %s req/s, p99 %s ms | | |" % (
+    "{:,}".format(int(events)) if events.isdigit() else events, rng("sq_events"), rng("sq_events_p99", "{:.1f}")))
+out.append("| `GET /metrics` (median of 5) | SQLite %s ms; PostgreSQL %s ms | | |" % (
+    "{:.1f}".format(med["sq_metrics"] * 1000), "{:.1f}".format(med["pg_metrics"] * 1000)))
+out.extend(vrows)
+out.append("| RSS of the SQLite server | idle %s MB; under payments %s MB; %s MB %s s after the load | | |" % (
+    rss_idle, rng("rss_load"), rss_after, os.environ.get("SETTLE", "60")))
+text = "\n".join(out) + "\n"
+print(text)
+if write == "1":
+    path = "docs/performance.md"
+    doc = open(path).read()
+    b, e = "<!-- bench/run.sh: begin -->\n", "<!-- bench/run.sh: end -->\n"
+    i, j = doc.index(b) + len(b), doc.index(e)
+    open(path, "w").write(doc[:i] + text + doc[j:])
+    print("written into " + path)
+PY
