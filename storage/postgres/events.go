@@ -128,35 +128,39 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		// transactions hold (a result being recorded, an event claimed in
 		// the transaction that creates it) are skipped, not waited for.
 		b.Queue(`SELECT pg_advisory_xact_lock($1)`, lockID(q.db.schema, "delivery_claim"))
-		// Candidates come from the due index in order, a bounded window
-		// that skips stores already at their cap: a store with a large
-		// backlog takes its share in one claim and is skipped in the next.
-		b.Queue(`WITH leased AS (
+		// The work is bounded whatever the backlog: the stores with pending
+		// deliveries are found by skipping through the by-store index (one
+		// seek per store), a store at its cap is passed over, and each other
+		// store gives at most its room under the cap, earliest due first.
+		b.Queue(`WITH RECURSIVE pending_stores AS (
+				(SELECT store_id FROM deliveries WHERE status = 'pending' ORDER BY store_id LIMIT 1)
+				UNION ALL
+				SELECT (SELECT d.store_id FROM deliveries d
+					WHERE d.status = 'pending' AND d.store_id > pending_stores.store_id
+					ORDER BY d.store_id LIMIT 1)
+				FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
+			), leased AS (
 				SELECT store_id, count(*) AS n FROM deliveries
 				WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
 				GROUP BY store_id
-			), candidates AS (
-				SELECT event_id, store_id, next_attempt_at FROM deliveries
-				WHERE status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
-					AND store_id NOT IN (SELECT store_id FROM leased WHERE n >= $4)
-				ORDER BY next_attempt_at, event_id
-				LIMIT $5
-				FOR UPDATE SKIP LOCKED
-			), ranked AS (
-				SELECT event_id, store_id, next_attempt_at,
-					row_number() OVER (PARTITION BY store_id ORDER BY next_attempt_at, event_id) AS rn
-				FROM candidates
 			), picked AS (
-				SELECT ranked.event_id FROM ranked LEFT JOIN leased ON leased.store_id = ranked.store_id
-				WHERE ranked.rn <= $4 - coalesce(leased.n, 0)
-				ORDER BY ranked.next_attempt_at, ranked.event_id
-				LIMIT $6
+				SELECT c.event_id FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+				CROSS JOIN LATERAL (
+					SELECT event_id, next_attempt_at FROM deliveries
+					WHERE store_id = ps.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+					ORDER BY next_attempt_at, event_id
+					LIMIT $4 - coalesce(l.n, 0)
+					FOR UPDATE SKIP LOCKED
+				) c
+				WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < $4
+				ORDER BY c.next_attempt_at, c.event_id
+				LIMIT $5
 			)
 			UPDATE deliveries d SET lease_token = $1, lease_until = $2
 			FROM picked, events e, stores s
 			WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
 			`+claimReturning,
-			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, 4*p.Limit, p.Limit).Query(func(rows pgx.Rows) error {
+			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, p.Limit).Query(func(rows pgx.Rows) error {
 			var err error
 			got, err = collect(rows, nil, scanClaimed(q.db.codec, p.LeaseToken))
 			return err

@@ -113,31 +113,36 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		now := micros(p.Now)
 		// Each store gets at most PerStore leases at once, counting the
 		// ones already out, so one slow receiver cannot take every worker.
-		// Candidates come from the due index in order, a bounded window
-		// that skips stores already at their cap: a store with a large
-		// backlog takes its share in one claim and is skipped in the next.
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_until = ?
+		// The work is bounded whatever the backlog: the stores with pending
+		// deliveries are found by skipping through the by-store index (one
+		// seek per store), a store at its cap is passed over, and each other
+		// store gives at most PerStore of its earliest due deliveries.
+		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
 			WHERE event_id IN (
-				WITH leased AS (
+				WITH RECURSIVE pending_stores(store_id) AS (
+					SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due WHERE status = 'pending'
+					UNION ALL
+					SELECT (SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due
+						WHERE status = 'pending' AND store_id > pending_stores.store_id)
+					FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
+				), leased AS (
 					SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
-					WHERE lease_token <> '' AND lease_until > ? AND status = 'pending'
+					WHERE lease_token <> '' AND lease_until > ?3 AND status = 'pending'
 					GROUP BY store_id
 				), candidates AS (
-					SELECT event_id, store_id, next_attempt_at FROM deliveries INDEXED BY deliveries_due
-					WHERE status = 'pending' AND next_attempt_at <= ? AND lease_until <= ?
-						AND store_id NOT IN (SELECT store_id FROM leased WHERE n >= ?)
-					ORDER BY next_attempt_at, event_id
-					LIMIT ?
-				), ranked AS (
-					SELECT event_id, store_id, next_attempt_at,
-						row_number() OVER (PARTITION BY store_id ORDER BY next_attempt_at, event_id) AS rn
-					FROM candidates
+					SELECT d.event_id, d.next_attempt_at, coalesce(l.n, 0) AS n,
+						row_number() OVER (PARTITION BY d.store_id ORDER BY d.next_attempt_at, d.event_id) AS rn
+					FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+					JOIN deliveries d ON d.event_id IN (
+						SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
+						WHERE store_id = ps.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
+						ORDER BY next_attempt_at, event_id LIMIT ?4)
+					WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < ?4
 				)
-				SELECT ranked.event_id FROM ranked LEFT JOIN leased ON leased.store_id = ranked.store_id
-				WHERE ranked.rn <= ? - coalesce(leased.n, 0)
-				ORDER BY ranked.next_attempt_at, ranked.event_id
-				LIMIT ?
-			)`, p.LeaseToken, micros(p.LeaseUntil), now, now, now, p.PerStore, 4*p.Limit, p.PerStore, p.Limit)
+				SELECT event_id FROM candidates WHERE rn <= ?4 - n
+				ORDER BY next_attempt_at, event_id
+				LIMIT ?5
+			)`, p.LeaseToken, micros(p.LeaseUntil), now, p.PerStore, p.Limit)
 		if err != nil {
 			return mapErr(err)
 		}

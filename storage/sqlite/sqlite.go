@@ -152,6 +152,10 @@ func dsn(cfg Config, readOnly bool) string {
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Savepoints' statement journals and sorts stay in memory: on disk
+	// they were most of the page writes of a payment, and they guard
+	// nothing once the transaction commits (the WAL does that).
+	q.Add("_pragma", "temp_store(MEMORY)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	}

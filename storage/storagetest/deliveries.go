@@ -158,6 +158,49 @@ func testDeliveries(t *testing.T, newStorage NewStorage) {
 		require.Empty(t, jobs)
 	})
 
+	t.Run("CapWithBacklogAcrossStores", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		// a has a backlog due first, b two due later, c only future ones.
+		a, b, c := insertStore(t, db), insertStore(t, db), insertStore(t, db)
+		for i := range 30 {
+			require.NoError(t, db.EventInsert(ctx, NewEventRecord(a.ID, keelpay.EventWebhookTest, t0.Add(time.Duration(i)*time.Millisecond))))
+		}
+		var bIDs []string
+		for i := range 3 {
+			e := NewEventRecord(b.ID, keelpay.EventWebhookTest, t0.Add(time.Second+time.Duration(i)*time.Millisecond))
+			require.NoError(t, db.EventInsert(ctx, e))
+			bIDs = append(bIDs, e.ID)
+		}
+		require.NoError(t, db.EventInsert(ctx, NewEventRecord(c.ID, keelpay.EventWebhookTest, t0.Add(time.Hour))))
+		now := t0.Add(2 * time.Second)
+		claim := func(limit, perStore int) []*storage.DeliveryJob {
+			t.Helper()
+			p := claimParams(now, limit)
+			p.PerStore = perStore
+			jobs, err := db.DeliveryClaimDue(ctx, p)
+			require.NoError(t, err)
+			return jobs
+		}
+		// The earliest due first, at most PerStore of each store.
+		jobs := claim(3, 2)
+		require.Len(t, jobs, 3)
+		require.Equal(t, []string{a.ID, a.ID, b.ID}, []string{jobs[0].StoreID, jobs[1].StoreID, jobs[2].StoreID})
+		require.Equal(t, bIDs[0], jobs[2].EventID)
+		// a is at its cap: its backlog neither comes nor hides b's room.
+		jobs = claim(10, 2)
+		require.Len(t, jobs, 1)
+		require.Equal(t, bIDs[1], jobs[0].EventID)
+		require.Empty(t, claim(10, 2))
+		// A store due later than the whole backlog still gets its turn.
+		d := insertStore(t, db)
+		e := NewEventRecord(d.ID, keelpay.EventWebhookTest, t0.Add(1500*time.Millisecond))
+		require.NoError(t, db.EventInsert(ctx, e))
+		jobs = claim(10, 2)
+		require.Len(t, jobs, 1)
+		require.Equal(t, e.ID, jobs[0].EventID)
+	})
+
 	t.Run("RedeliverAndCounts", func(t *testing.T) {
 		t.Parallel()
 		db := newStorage(t)
