@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -22,51 +23,63 @@ func (a *api) eventRoutes() []route {
 	}
 }
 
-// deliveryJSON is an event's delivery state (docs/api.md).
-type deliveryJSON struct {
-	Status         keelpay.DeliveryStatus `json:"status"`
-	Attempts       int                    `json:"attempts"`
-	LastAttemptAt  *string                `json:"last_attempt_at"`
-	NextAttemptAt  *string                `json:"next_attempt_at"`
-	LastStatusCode *int                   `json:"last_status_code"`
-	LastFailure    *string                `json:"last_failure"`
-}
-
-func timeJSON(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := t.UTC().Format(time.RFC3339)
-	return &s
-}
-
 // eventJSON is the stored envelope, byte for byte, with the delivery
 // state added as its last field.
-func eventJSON(e *keelpay.Event) json.RawMessage {
-	d := e.Delivery
-	dj := deliveryJSON{
-		Status:        d.Status,
-		Attempts:      d.Attempts,
-		LastAttemptAt: timeJSON(d.LastAttemptAt),
-		NextAttemptAt: timeJSON(d.NextAttemptAt),
-	}
-	if d.LastStatusCode != 0 {
-		dj.LastStatusCode = &d.LastStatusCode
-	}
-	if d.LastFailure != "" {
-		f := string(d.LastFailure)
-		dj.LastFailure = &f
-	}
-	delivery, err := json.Marshal(dj)
-	if err != nil {
-		panic("httpapi: marshal delivery: " + err.Error())
-	}
+func eventJSON(e *keelpay.Event) []byte {
+	return appendEvent(make([]byte, 0, len(e.Body)+192), e)
+}
+
+// appendEvent appends the event as eventJSON renders it. The stored bytes
+// are not decoded or re-encoded: they are the JSON the service committed.
+func appendEvent(out []byte, e *keelpay.Event) []byte {
 	body := bytes.TrimRight(e.Body, " \n")
-	out := make([]byte, 0, len(body)+len(delivery)+16)
 	out = append(out, body[:len(body)-1]...)
-	out = append(out, `,"delivery":`...)
-	out = append(out, delivery...)
-	return append(out, '}')
+	out = append(out, `,"delivery":{"status":`...)
+	d := e.Delivery
+	out = appendJSONString(out, string(d.Status))
+	out = append(out, `,"attempts":`...)
+	out = strconv.AppendInt(out, int64(d.Attempts), 10)
+	out = append(out, `,"last_attempt_at":`...)
+	out = appendTime(out, d.LastAttemptAt)
+	out = append(out, `,"next_attempt_at":`...)
+	out = appendTime(out, d.NextAttemptAt)
+	out = append(out, `,"last_status_code":`...)
+	if d.LastStatusCode != 0 {
+		out = strconv.AppendInt(out, int64(d.LastStatusCode), 10)
+	} else {
+		out = append(out, "null"...)
+	}
+	out = append(out, `,"last_failure":`...)
+	if d.LastFailure != "" {
+		out = appendJSONString(out, string(d.LastFailure))
+	} else {
+		out = append(out, "null"...)
+	}
+	return append(out, "}}"...)
+}
+
+func appendTime(out []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(out, "null"...)
+	}
+	out = append(out, '"')
+	out = t.UTC().AppendFormat(out, time.RFC3339)
+	return append(out, '"')
+}
+
+// appendJSONString appends s as a JSON string; the delivery's fields are
+// short ASCII words, which need no escaping, and anything else goes
+// through encoding/json.
+func appendJSONString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }
 
 // requireNoBody rejects a body with any field on routes that take none.
@@ -91,12 +104,6 @@ func (a *api) webhookTest(w http.ResponseWriter, r *http.Request, c caller) {
 	writeRaw(w, http.StatusAccepted, eventJSON(e))
 }
 
-type listJSON struct {
-	Object  string            `json:"object"`
-	Data    []json.RawMessage `json:"data"`
-	HasMore bool              `json:"has_more"`
-}
-
 func (a *api) listEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	q, err := parseQuery(r.URL.RawQuery, "type", "limit", "starting_after", "ending_before")
 	if err != nil {
@@ -118,11 +125,22 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	out := listJSON{Object: "list", Data: make([]json.RawMessage, len(list)), HasMore: more}
-	for i, e := range list {
-		out.Data[i] = eventJSON(e)
+	// The list is written around the stored bytes of its events, which
+	// encoding/json would decode and compact again.
+	n := 64
+	for _, e := range list {
+		n += len(e.Body) + 192
 	}
-	writeJSON(w, http.StatusOK, out)
+	out := append(make([]byte, 0, n), `{"object":"list","data":[`...)
+	for i, e := range list {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendEvent(out, e)
+	}
+	out = append(out, `],"has_more":`...)
+	out = strconv.AppendBool(out, more)
+	writeRaw(w, http.StatusOK, append(out, '}'))
 }
 
 func (a *api) getEvent(w http.ResponseWriter, r *http.Request, c caller) {
@@ -163,7 +181,7 @@ type attemptJSON struct {
 func newAttemptJSON(at *keelpay.DeliveryAttempt) attemptJSON {
 	out := attemptJSON{
 		ID: at.ID, Object: "delivery_attempt", Event: at.EventID,
-		StartedAt: *timeJSON(at.StartedAt), DurationMS: at.Duration.Milliseconds(), ResponseBody: at.ResponseBody,
+		StartedAt: at.StartedAt.UTC().Format(time.RFC3339), DurationMS: at.Duration.Milliseconds(), ResponseBody: at.ResponseBody,
 	}
 	if at.StatusCode != 0 {
 		out.StatusCode = &at.StatusCode
