@@ -38,7 +38,7 @@ const (
 	ClaimBatchDefault     = 256
 	ConcurrencyDefault    = 128
 	LeaseDefault          = time.Minute
-	PerStoreDefault       = 8
+	PerStoreDefault       = 64
 	PollIntervalDefault   = time.Second
 )
 

@@ -132,6 +132,9 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		// deliveries are found by skipping through the by-store index (one
 		// seek per store), a store at its cap is passed over, and each other
 		// store gives at most its room under the cap, earliest due first.
+		// The stores take turns: every store's first due delivery comes
+		// before any store's second, so a store with a backlog cannot fill
+		// a claim while another has one delivery due.
 		b.Queue(`WITH RECURSIVE pending_stores AS (
 				(SELECT store_id FROM deliveries WHERE status = 'pending' ORDER BY store_id LIMIT 1)
 				UNION ALL
@@ -153,7 +156,8 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 					FOR UPDATE SKIP LOCKED
 				) c
 				WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < $4
-				ORDER BY c.next_attempt_at, c.event_id
+				ORDER BY row_number() OVER (PARTITION BY ps.store_id ORDER BY c.next_attempt_at, c.event_id),
+					c.next_attempt_at, c.event_id
 				LIMIT $5
 			)
 			UPDATE deliveries d SET lease_token = $1, lease_until = $2

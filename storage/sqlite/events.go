@@ -116,7 +116,10 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		// The work is bounded whatever the backlog: the stores with pending
 		// deliveries are found by skipping through the by-store index (one
 		// seek per store), a store at its cap is passed over, and each other
-		// store gives at most PerStore of its earliest due deliveries.
+		// store gives at most PerStore of its earliest due deliveries. The
+		// stores take turns: every store's first due delivery comes before
+		// any store's second, so a store with a backlog cannot fill a claim
+		// while another has one delivery due.
 		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
 			WHERE event_id IN (
 				WITH RECURSIVE pending_stores(store_id) AS (
@@ -140,7 +143,7 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 					WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < ?4
 				)
 				SELECT event_id FROM candidates WHERE rn <= ?4 - n
-				ORDER BY next_attempt_at, event_id
+				ORDER BY rn, next_attempt_at, event_id
 				LIMIT ?5
 			)`, p.LeaseToken, micros(p.LeaseUntil), now, p.PerStore, p.Limit)
 		if err != nil {
