@@ -377,7 +377,8 @@ func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
 }
 
 func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
-	err = q.q.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'failed')
-		FROM deliveries`).Scan(&pending, &failed)
+	// Kept by triggers as deliveries change (status_counts).
+	err = q.q.QueryRow(ctx, `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0)::bigint,
+		coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint FROM status_counts WHERE kind = 'delivery'`).Scan(&pending, &failed)
 	return pending, failed, mapErr(err)
 }

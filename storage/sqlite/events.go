@@ -394,7 +394,8 @@ func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
 }
 
 func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
-	err = q.r.QueryRowContext(ctx, `SELECT
-		coalesce(sum(status = 'pending'), 0), coalesce(sum(status = 'failed'), 0) FROM deliveries`).Scan(&pending, &failed)
+	// Kept by triggers as deliveries change (status_counts).
+	err = q.r.QueryRowContext(ctx, `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0),
+		coalesce(sum(n) FILTER (WHERE status = 'failed'), 0) FROM status_counts WHERE kind = 'delivery'`).Scan(&pending, &failed)
 	return pending, failed, mapErr(err)
 }

@@ -480,18 +480,19 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 
 		s := insertStore(t, db)
 		other := insertStore(t, db)
-		add := func(storeID string, status keelpay.PaymentIntentStatus, lastError string) {
+		add := func(storeID string, status keelpay.PaymentIntentStatus, lastError string) *keelpay.PaymentIntent {
 			pi := newIntent(storeID, t0)
 			pi.Status = status
 			if lastError != "" {
 				pi.LastError = &keelpay.LastError{Code: lastError, Message: "x"}
 			}
 			require.NoError(t, db.PaymentIntentInsert(ctx, pi))
+			return pi
 		}
 		add(s.ID, keelpay.IntentRequiresPaymentMethod, "")
 		add(s.ID, keelpay.IntentRequiresPaymentMethod, "outcome_unknown") // not processing: resolved
 		add(other.ID, keelpay.IntentProcessing, "outcome_unknown")
-		add(s.ID, keelpay.IntentProcessing, "outcome_unknown")
+		unknown := add(s.ID, keelpay.IntentProcessing, "outcome_unknown")
 		add(s.ID, keelpay.IntentProcessing, "")
 		add(s.ID, keelpay.IntentSucceeded, "")
 		c, err = db.PaymentIntentCounts(ctx)
@@ -500,5 +501,19 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 			keelpay.IntentRequiresPaymentMethod: 2, keelpay.IntentProcessing: 3, keelpay.IntentSucceeded: 1,
 		}, c.ByStatus)
 		require.Equal(t, 2, c.OutcomeUnknown)
+
+		// The counts follow changes of status, and only those.
+		resolved := *unknown
+		resolved.Status, resolved.LastError = keelpay.IntentSucceeded, nil
+		require.NoError(t, db.PaymentIntentUpdate(ctx, &resolved, unknown.Version))
+		same := resolved
+		same.Description = "changed, same status"
+		require.NoError(t, db.PaymentIntentUpdate(ctx, &same, resolved.Version))
+		c, err = db.PaymentIntentCounts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[keelpay.PaymentIntentStatus]int{
+			keelpay.IntentRequiresPaymentMethod: 2, keelpay.IntentProcessing: 2, keelpay.IntentSucceeded: 2,
+		}, c.ByStatus)
+		require.Equal(t, 1, c.OutcomeUnknown)
 	})
 }
