@@ -29,14 +29,17 @@ DUR=${DUR:-5s}
 CONN=${CONN:-50}
 WRITE=${WRITE:-1}
 SETTLE=${SETTLE:-60}
+CLAIMS=${CLAIMS:-300000}
 PG=${KEELPAY_BENCH_POSTGRES:-${KEELPAY_TEST_POSTGRES:-postgres://postgres:postgres@127.0.0.1:5432/test?sslmode=disable}}
 work=$(mktemp -d)
 schema=kp_bench_$$
 pgb=kp_pgbench_$$
+clm=kp_claims_$$
 cleanup() {
   kill $(jobs -p) 2>/dev/null || true
   wait 2>/dev/null || true
-  psql -q "$PG" -c "DROP SCHEMA IF EXISTS $schema CASCADE" -c "DROP SCHEMA IF EXISTS $pgb CASCADE" >/dev/null 2>&1 || true
+  psql -q "$PG" -c "DROP SCHEMA IF EXISTS $schema CASCADE" -c "DROP SCHEMA IF EXISTS $pgb CASCADE" \
+    -c "DROP SCHEMA IF EXISTS $clm CASCADE" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -72,10 +75,10 @@ ready "http://$AN/rows/pi_anchor"
 "$work/refserver" -addr 127.0.0.1:0 -db "$work/keelpay.db" >"$work/sqlite.out" 2>"$work/sqlite.log" &
 SQ_PID=$!
 SQ=$(listening "$work/sqlite.out"); ready "$SQ/healthz"
-psql -q "$PG" -c "CREATE SCHEMA $schema" -c "CREATE SCHEMA $pgb" >/dev/null
+psql -q "$PG" -c "CREATE SCHEMA $schema" -c "CREATE SCHEMA $pgb" -c "CREATE SCHEMA $clm" >/dev/null
 sep='?'; [[ $PG == *\?* ]] && sep='&'
 KEELPAY_ENCRYPTION_KEY=$("$work/refserver" -new-key) "$work/refserver" -addr 127.0.0.1:0 \
-  -db "$PG${sep}search_path=$schema" >"$work/pg.out" 2>"$work/pg.log" &
+  -db "$PG${sep}search_path=$schema" -sandbox-db "$work/pg.sandbox.db" >"$work/pg.out" 2>"$work/pg.log" &
 PGS=$(listening "$work/pg.out"); ready "$PGS/healthz"
 PGOPTIONS="-c search_path=$pgb" pgbench -i -q -s 1 "$PG" >/dev/null 2>&1
 
@@ -126,7 +129,9 @@ quiet() {
 }
 # drain URL SK CARD CUR: a backlog of one store (every event of a short
 # payments run whose first attempt the receiver refused), made due at once
-# by moving the sandbox clock 2 minutes; prints deliveries/s and the backlog.
+# by moving the sandbox clock 2 minutes; prints deliveries/s from the first
+# delivery to the last, the backlog, and the ms from the clock move to the
+# first delivery (the dispatcher's wake-up).
 drain() {
   quiet
   post "$RCV/control/reset" '{}' >/dev/null
@@ -145,7 +150,7 @@ drain() {
     [ "$got" -ge "$backlog" ] && break
     sleep 0.1
   done
-  echo "$st" | json "'%.0f %d' % ($backlog / ((d['last_ok'] - $t0) / 1e9), $backlog)"
+  echo "$st" | json "'%.0f %d %.0f' % (($backlog - 1) / max((d['last_ok'] - d['first_ok']) / 1e9, 1e-3), $backlog, (d['first_ok'] - $t0) / 1e6)"
 }
 # mtime URL: median seconds of 5 GET /metrics.
 mtime() {
@@ -174,27 +179,35 @@ for r in $(seq 1 "$ROUNDS"); do
   read -r v p <<<"$(wrkrate -t2 -c10 -d"$DUR" -s bench/get.lua "$SQ" -- "/v1/events?limit=100" "$SQ_SK")"
   rec sq_events $r $v; rec sq_events_p99 $r $p
   rec sq_metrics $r "$(mtime "$SQ")"
-  read -r v n <<<"$(drain "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
-  rec sq_drain $r $v; rec sq_backlog $r $n
+  read -r v n w <<<"$(drain "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
+  rec sq_drain $r $v; rec sq_backlog $r $n; rec sq_wake $r $w
   v=$(PGOPTIONS="-c search_path=$pgb" pgbench -N -c 8 -j 2 -T "${DUR%s}" "$PG" 2>/dev/null | awk '/^tps/{print int($3)}')
   rec pgbench $r $v
   read -r v p <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
   rec pg_pay_idem $r $v; rec pg_pay_idem_p99 $r $p
   rec pg_metrics $r "$(mtime "$PGS")"
-  read -r v n <<<"$(drain "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR")"
-  rec pg_drain $r $v; rec pg_backlog $r $n
+  read -r v n w <<<"$(drain "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR")"
+  rec pg_drain $r $v; rec pg_backlog $r $n; rec pg_wake $r $w
   grep " $r " "$R" | tr '\n' ';'; echo
 done
 EVENTS=$(sqlite3 -readonly "$work/keelpay.db" 'select count(*) from events' 2>/dev/null || echo '?')
-echo "-- webhooks Verify vs bare HMAC, load average $(load)"
-go test -run '^$' -bench '^Benchmark(Verify|HMAC)$' -benchmem -count 5 ./webhooks/ >"$work/verify.txt"
+echo "-- webhooks Verify vs bare HMAC, 9 interleaved pairs, load average $(load)"
+go test -c -o "$work/webhooks.test" ./webhooks/
+for _ in $(seq 1 9); do
+  "$work/webhooks.test" -test.run '^$' -test.bench '^Benchmark(Verify|HMAC)$/1KiB$' -test.benchmem -test.benchtime 200000x
+done >"$work/verify.txt"
+echo "-- a claim with $CLAIMS due deliveries of a store at its cap, SQLite and PostgreSQL, load average $(load)"
+go build -o "$work/claims" ./bench/claims
+"$work/claims" -db "$work/claims.db" -n "$CLAIMS" >"$work/claims.txt" 2>/dev/null
+"$work/claims" -db "$PG${sep}search_path=$clm" -n "$CLAIMS" >>"$work/claims.txt" 2>/dev/null
+cat "$work/claims.txt"
 echo "-- RSS a minute after the load ($SETTLE s)"
 sleep "$SETTLE"
 RSS_AFTER=$(rss $SQ_PID)
 
-python3 - "$R" "$work/verify.txt" "$RSS_IDLE" "$RSS_AFTER" "$EVENTS" "$ROUNDS" "$DUR" "$pgver" "$WRITE" <<'PY'
+python3 - "$R" "$work/verify.txt" "$RSS_IDLE" "$RSS_AFTER" "$EVENTS" "$ROUNDS" "$DUR" "$pgver" "$WRITE" "$work/claims.txt" <<'PY'
 import collections, datetime, os, platform, re, statistics, subprocess, sys
-res, verify, rss_idle, rss_after, events, rounds, dur, pgver, write = sys.argv[1:]
+res, verify, rss_idle, rss_after, events, rounds, dur, pgver, write, claims = sys.argv[1:]
 v = collections.defaultdict(list)
 for line in open(res):
     k, r, x = line.split()
@@ -206,20 +219,22 @@ def rng(k, fmt="{:,.0f}"):
 def ratio(a, b):
     r = [x / y for x, y in zip(v[a], v[b]) if y]
     return "%.2f (%.2f–%.2f)" % (statistics.median(r), min(r), max(r)) if r else "?"
-ns = collections.defaultdict(list); allocs = {}
+vs, hs, allocs = [], [], {}
 for line in open(verify):
-    m = re.match(r"Benchmark(\w+?)(?:/(\S+?))?-\d+\s+\d+\s+([\d.]+) ns/op.*?(\d+) allocs/op", line)
+    m = re.match(r"Benchmark(Verify|HMAC)/1KiB-\d+\s+\d+\s+([\d.]+) ns/op.*?(\d+) allocs/op", line)
     if m:
-        ns[(m.group(1), m.group(2))].append(float(m.group(3))); allocs[(m.group(1), m.group(2))] = int(m.group(4))
+        (vs if m.group(1) == "Verify" else hs).append(float(m.group(2))); allocs[m.group(1)] = int(m.group(3))
 vrows = []
-for (name, sub), x in sorted(ns.items()):
-    if sub == "1KiB" and name == "Verify":
-        h = ns.get(("HMAC", sub))
-        if h:
-            rs = [a / b for a, b in zip(x, h)]
-            vrows.append("| webhooks.Verify, %s | %s ns, %d allocs | bare HMAC-SHA256 %s ns, %d allocs | %.2f× (%.2f–%.2f) |" % (
-                sub, "{:,.0f}".format(statistics.median(x)), allocs[(name, sub)], "{:,.0f}".format(statistics.median(h)),
-                allocs[("HMAC", sub)], statistics.median(rs), min(rs), max(rs)))
+if vs and len(vs) == len(hs):
+    rs = [a / b for a, b in zip(vs, hs)]
+    vrows.append("| webhooks.Verify, 1 KiB (`go test -bench`, %d pairs) | %s ns, %d allocs | bare HMAC-SHA256 over the same bytes %s ns, %d allocs | %.2f× (%.2f–%.2f) |" % (
+        len(rs), "{:,.0f}".format(statistics.median(vs)), allocs["Verify"], "{:,.0f}".format(statistics.median(hs)),
+        allocs["HMAC"], statistics.median(rs), min(rs), max(rs)))
+for line in open(claims):
+    m = re.match(r"(\w+), (\d+) due deliveries of a store at its cap \((\d+)\): claim median (\S+) .*?; previous shape median (\S+) .*?; ratio ([\d.]+)", line)
+    if m:
+        vrows.append("| a delivery claim, %s, %s due deliveries of one store at its cap of %s (`bench/claims`, median of 9) | %s | the previous claim's shape on the same rows: %s | %s |" % (
+            m.group(1), "{:,}".format(int(m.group(2))), m.group(3), m.group(4), m.group(5), m.group(6)))
 cpu = open("/proc/cpuinfo").read()
 model = re.search(r"model name\s*:\s*(.*)", cpu).group(1).strip()
 gov = subprocess.run(["go", "version"], capture_output=True, text=True).stdout.split()[2]
@@ -243,14 +258,14 @@ out.append("| the same with an `Idempotency-Key` on each POST | %s /s, p99 %s ms
     rng("sq_pay_idem"), rng("sq_pay_idem_p99", "{:.1f}"), ratio("sq_pay_idem", "anchor_post"), ratio("sq_pay_idem", "sq_pay")))
 out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms | `pgbench -N -c8 -j2` %s tps | %s |" % (
     rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
-out.append("| one store's webhook backlog drained, server defaults, SQLite | %s deliveries/s (backlog %s) | | |" % (rng("sq_drain"), rng("sq_backlog")))
-out.append("| the same on PostgreSQL | %s deliveries/s (backlog %s) | | %s of SQLite |" % (rng("pg_drain"), rng("pg_backlog"), ratio("pg_drain", "sq_drain")))
+out.append("| one store's webhook backlog drained, server defaults, SQLite | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | |" % (rng("sq_drain"), rng("sq_backlog"), rng("sq_wake")))
+out.append("| the same on PostgreSQL | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | %s of SQLite |" % (rng("pg_drain"), rng("pg_backlog"), rng("pg_wake"), ratio("pg_drain", "sq_drain")))
 out.append("| `GET /v1/events?limit=100`, SQLite, wrk `-c10`, %s events at the end | %s req/s, p99 %s ms | | |" % (
     "{:,}".format(int(events)) if events.isdigit() else events, rng("sq_events"), rng("sq_events_p99", "{:.1f}")))
 out.append("| `GET /metrics` (median of 5) | SQLite %s ms; PostgreSQL %s ms | | |" % (
     "{:.1f}".format(med["sq_metrics"] * 1000), "{:.1f}".format(med["pg_metrics"] * 1000)))
 out.extend(vrows)
-out.append("| RSS of the SQLite server | idle %s MB; under payments %s MB; %s MB %s s after the load | | |" % (
+out.append("| RSS of the SQLite server | idle %s MB; under payments %s MB; %s MB at least %s s after the last load | | |" % (
     rss_idle, rng("rss_load"), rss_after, os.environ.get("SETTLE", "60")))
 text = "\n".join(out) + "\n"
 print(text)
