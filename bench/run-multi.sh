@@ -8,9 +8,9 @@
 #     second payments run, whose first attempt the receiver refused) made due
 #     at once by moving the sandbox clock 2 minutes on every server, owner
 #     first, and delivered to the receiver: backlog / (last 2xx - clock move).
-# Sixteen stores share the load: the dispatcher caps each store at 8
-# deliveries in flight across all processes, so with few stores the cap, not
-# the servers, would set the pace. Two wrk processes, one thread and 25
+# Sixteen stores share the load: the dispatcher caps each store's deliveries
+# in flight across all processes (events.PerStoreDefault), so with few stores
+# the cap, not the servers, could set the pace. Two wrk processes, one thread and 25
 # connections each, in every configuration: both against the one server, or
 # one per server. Everything runs on this machine's cores, loopback only.
 # Usage: bash bench/run-multi.sh   (needs wrk, python3, psql, a PostgreSQL
