@@ -23,7 +23,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/sqlite"
@@ -43,12 +43,12 @@ func main() {
 	var raw *sql.DB
 	var err error
 	if pg {
-		db, err = postgres.Open(ctx, postgres.Config{DSN: *path, Keyring: keelpaytest.Keyring()})
+		db, err = postgres.Open(ctx, postgres.Config{DSN: *path, Keyring: keyringtest.Keyring()})
 		if err == nil {
 			raw, err = sql.Open("pgx", *path)
 		}
 	} else {
-		db, err = sqlite.Open(ctx, sqlite.Config{Path: *path, Keyring: keelpaytest.Keyring()})
+		db, err = sqlite.Open(ctx, sqlite.Config{Path: *path, Keyring: keyringtest.Keyring()})
 		if err == nil {
 			raw, err = sql.Open("sqlite", "file:"+*path+"?_pragma=busy_timeout(10000)")
 		}
