@@ -82,17 +82,9 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request, c caller, rec *stor
 	case idem.Attempt:
 		// A confirm whose attempt committed: carry that attempt to its
 		// end and answer with it.
-		answersWith(r, intentAnswer)
-		pi, found, err := a.cfg.Payments.ResumeConfirm(ctx, c.store, rec.ObjectID)
-		switch {
-		case !found && err == nil:
-			return false
-		case err != nil:
-			a.writeError(w, r, err)
-		default:
-			writeAnswer(w, pi, intentAnswer)
-		}
-		return true
+		return resumeWith(a, w, r, intentAnswer, func() (*keelpay.PaymentIntent, bool, error) {
+			return a.cfg.Payments.ResumeConfirm(ctx, c.store, rec.ObjectID)
+		})
 	case idem.CancelMarked:
 		// A cancel of an intent in 3D Secure: done when the intent is
 		// canceled; otherwise cancelling again is safe.
@@ -103,17 +95,13 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request, c caller, rec *stor
 		writeAnswer(w, pi, intentAnswer)
 		return true
 	case idem.RefundSent:
-		answersWith(r, refundAnswer)
-		res, found, err := a.cfg.Refunds.Resume(ctx, c.store, rec.ObjectID)
-		switch {
-		case !found && err == nil:
-			return false
-		case err != nil:
-			a.writeError(w, r, err)
-		default:
-			writeAnswer(w, res.Refund, refundAnswer)
-		}
-		return true
+		return resumeWith(a, w, r, refundAnswer, func() (*keelpay.Refund, bool, error) {
+			res, found, err := a.cfg.Refunds.Resume(ctx, c.store, rec.ObjectID)
+			if res == nil {
+				return nil, found, err
+			}
+			return res.Refund, found, err
+		})
 	case idem.Created:
 		// A webhook test whose event was created: answer with that event
 		// rather than sending another.
@@ -125,4 +113,21 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request, c caller, rec *stor
 		return true
 	}
 	return false
+}
+
+// resumeWith answers with what resume returns, rendered by render (and
+// stored with the service's last change, see answersWith). It reports
+// false when resume found nothing to resume: the request then runs.
+func resumeWith[T any](a *api, w http.ResponseWriter, r *http.Request, render func(T) (int, any), resume func() (T, bool, error)) bool {
+	answersWith(r, render)
+	v, found, err := resume()
+	switch {
+	case !found && err == nil:
+		return false
+	case err != nil:
+		a.writeError(w, r, err)
+	default:
+		writeAnswer(w, v, render)
+	}
+	return true
 }
