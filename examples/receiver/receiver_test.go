@@ -59,7 +59,7 @@ func startReceiver(t *testing.T, path string, secrets ...string) *testReceiver {
 	require.NoError(t, err)
 	logs := &lockedBuffer{}
 	tr := &testReceiver{
-		r:      &receiver{db: db, log: slog.New(slog.NewJSONHandler(logs, nil))},
+		r:      &receiver{db: db, log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{ReplaceAttr: dropTime}))},
 		served: make(chan struct{}, 1000),
 		logs:   logs,
 	}
@@ -359,6 +359,15 @@ func TestRotation(t *testing.T) {
 		require.Equal(t, http.StatusNoContent, tr.deliver(t, s, id, intentEvent(t, id, "webhook.test", "pi_1", "succeeded")))
 	}
 	tr.waitServed(t, 2)
+}
+
+// dropTime leaves the time out of the test's log records: its digits could
+// hold a short value a test looks for, such as an amount.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }
 
 func TestLogsNoBodiesOrSecrets(t *testing.T) {
