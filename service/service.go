@@ -18,6 +18,7 @@ import (
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -115,7 +116,31 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.api = api
+	if err := registerStorageStats(cfg.Metrics, cfg.Storage); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
 	return s, nil
+}
+
+// registerStorageStats exports the transactions and commits of an adapter
+// that counts them (both built-in ones do): their ratio to payments is the
+// write cost of a payment, and to each other how many transactions share
+// a commit.
+func registerStorageStats(reg prometheus.Registerer, db storage.Storage) error {
+	sdb, ok := db.(interface{ Stats() storage.Stats })
+	if !ok {
+		return nil
+	}
+	return errors.Join(
+		reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "keelpay_storage_transactions_total",
+			Help: "Write transactions committed by the storage adapter.",
+		}, func() float64 { return float64(sdb.Stats().Transactions) })),
+		reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "keelpay_storage_commits_total",
+			Help: "Commits made by the storage adapter; a commit may hold several transactions.",
+		}, func() float64 { return float64(sdb.Stats().Commits) })),
+	)
 }
 
 // Handler is the API, to serve as it is or to mount under a prefix of

@@ -45,6 +45,18 @@ type Executor interface {
 	IdempotencyQueries
 }
 
+// Stats counts the work of an adapter since it opened. An adapter that
+// keeps them has a Stats() Stats method.
+type Stats struct {
+	// Transactions is the write transactions committed: WithTx calls and
+	// writes made outside a transaction.
+	Transactions int64
+	// Commits is the commits made for them, each one durable write to
+	// disk: fewer than Transactions where the adapter commits several
+	// transactions together.
+	Commits int64
+}
+
 // Page finishes a list query for an adapter. The adapter fetches limit+1
 // rows in the direction of travel (newest first, or oldest first for an
 // ending_before cursor, then ascending is true); Page drops the extra row,

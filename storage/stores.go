@@ -28,3 +28,19 @@ type StoreQueries interface {
 	// ErrDuplicate when the new client id is bound to another store.
 	StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVersion int64) error
 }
+
+// StoreWatcher is implemented by a Storage that can tell a cache of stores
+// when what it read may no longer be current. Its epoch moves after every
+// store change that commits in this process (before the change's WithTx or
+// write returns), and, on a database that several processes share, when a
+// change committed by another process is announced. stores.Service keeps
+// its cache of authenticated keys only on a Storage that implements it.
+//
+// A store read after StoreEpoch returned (e, true) may be served from a
+// cache for as long as StoreEpoch returns (e, true). While ok is false
+// (the storage cannot hear of other processes' changes: not yet connected,
+// connection lost, reconnecting) nothing may be served from a cache; when
+// it is true again the epoch has moved, so what was cached before is gone.
+type StoreWatcher interface {
+	StoreEpoch() (epoch uint64, ok bool)
+}

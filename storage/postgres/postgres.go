@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,9 +98,19 @@ type DB struct {
 	cfg    Config
 	schema string // the schema the tables are in; it scopes advisory locks
 	codec  atrest.Codec
+	txs    atomic.Int64 // write transactions committed
+
+	listener storeListener // see StoreEpoch
 }
 
 var _ storage.Storage = (*DB)(nil)
+
+// Stats returns the write transactions committed since Open; each is a
+// commit of its own (PostgreSQL may flush several commits at once).
+func (db *DB) Stats() storage.Stats {
+	n := db.txs.Load()
+	return storage.Stats{Transactions: n, Commits: n}
+}
 
 // Open connects to the database, applies the migrations it has not seen
 // unless Config.SkipMigrations (one process at a time: concurrent Opens
@@ -244,8 +255,9 @@ func currentSchema(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
 }
 
 // Close closes the pool, waiting for the connections in use to be
-// released.
+// released, and the connection that listens for store changes.
 func (db *DB) Close() error {
+	db.stopListening()
 	db.pool.Close()
 	return nil
 }
@@ -377,17 +389,35 @@ func (e *transientError) Unwrap() []error { return []error{storage.ErrConflict, 
 // unsure whether it committed.
 func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storage.Executor) error) error {
 	return db.retry(ctx, func() error {
-		tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+		conn, err := db.pool.Acquire(ctx)
 		if err != nil {
 			return mapErr(err)
 		}
-		// After a commit this does nothing; after an error or a panic in
-		// fn it rolls back.
-		defer tx.Rollback(context.WithoutCancel(ctx))
-		if err := fn(ctx, &queries{db: db, q: tx, inTx: true}); err != nil {
+		defer conn.Release()
+		// BEGIN goes with the first statement (lazyTx). After a commit
+		// the rollback does nothing; after an error or a panic in fn it
+		// rolls back.
+		tx := &lazyTx{conn: conn}
+		defer tx.rollback(context.WithoutCancel(ctx))
+		q := &queries{db: db, q: tx, inTx: true}
+		// A transaction that wrote a store moves the store epoch once it
+		// has ended, before WithTx returns.
+		defer func() {
+			if q.wroteStores {
+				db.listener.epoch.Bump()
+			}
+		}()
+		if err := fn(ctx, q); err != nil {
 			return err
 		}
-		return mapErr(tx.Commit(context.WithoutCancel(ctx)))
+		begun, err := tx.commit(context.WithoutCancel(ctx))
+		if err != nil {
+			return mapErr(err)
+		}
+		if begun {
+			db.txs.Add(1)
+		}
+		return nil
 	})
 }
 
@@ -429,6 +459,20 @@ type queries struct {
 	db   *DB
 	q    querier
 	inTx bool
+	// wroteStores marks a transaction that wrote a store (see
+	// storesWritten).
+	wroteStores bool
+}
+
+// storesWritten is deferred by every write of stores: outside a
+// transaction it moves the store epoch now that the statement has ended;
+// inside one it leaves that to WithTx.
+func (q *queries) storesWritten() {
+	if q.inTx {
+		q.wroteStores = true
+		return
+	}
+	q.db.listener.epoch.Bump()
 }
 
 // write runs a statement or batch that changes something. Outside a
@@ -438,7 +482,11 @@ func (q *queries) write(ctx context.Context, fn func(q querier) error) error {
 	if q.inTx {
 		return fn(q.q)
 	}
-	return q.db.retry(ctx, func() error { return fn(q.q) })
+	err := q.db.retry(ctx, func() error { return fn(q.q) })
+	if err == nil {
+		q.db.txs.Add(1)
+	}
+	return err
 }
 
 // scanner is what pgx.Row and pgx.Rows have in common.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
@@ -204,4 +205,41 @@ func TestProcessesShareLimits(t *testing.T) {
 		require.Equal(t, 1, n, "%s claimed twice", id)
 	}
 	require.Equal(t, 7, allowed, "the rate limit holds across processes")
+}
+
+// A store change committed by one process moves the store epoch of every
+// other process on the database when its announcement arrives; a process
+// whose listening connection is cut moves its epoch and listens again.
+func TestStoreEpochHearsOtherProcesses(t *testing.T) {
+	t.Parallel()
+	schema := postgrestest.NewSchema(t)
+	ctx := context.Background()
+	a, b := postgrestest.Open(t, schema), postgrestest.Open(t, schema)
+	listening := func(db *postgres.DB) uint64 {
+		t.Helper()
+		var e uint64
+		require.Eventually(t, func() bool {
+			var ok bool
+			e, ok = db.StoreEpoch()
+			return ok
+		}, 15*time.Second, time.Millisecond, "never listened")
+		return e
+	}
+	listening(a)
+	before := listening(b)
+	s := storagetest.NewStoreRecord(t0)
+	require.NoError(t, a.StoreInsert(ctx, s))
+	require.Eventually(t, func() bool { e, _ := b.StoreEpoch(); return e != before }, 10*time.Second, time.Millisecond,
+		"b never heard of a's change")
+
+	before = listening(b)
+	conn, err := pgx.Connect(ctx, postgrestest.DSN(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var cut int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = $1`, "keelpay stores "+schema).Scan(&cut))
+	require.Equal(t, 2, cut, "one listening connection for each process")
+	require.Eventually(t, func() bool { e, ok := b.StoreEpoch(); return ok && e != before }, 15*time.Second, time.Millisecond,
+		"b never listened again")
 }

@@ -23,6 +23,7 @@ func scanStore(row scanner) (*keelpay.Store, error) {
 }
 
 func (q *queries) StoreInsert(ctx context.Context, s *keelpay.Store) error {
+	defer q.storesWritten()
 	return q.write(ctx, func(w querier) error {
 		_, err := w.Exec(ctx, `INSERT INTO stores (`+storeColumns+`, client_secret)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '')`,
@@ -60,6 +61,7 @@ func (q *queries) StoreGetByPublishableKey(ctx context.Context, key string) (*ke
 }
 
 func (q *queries) StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVersion int64) error {
+	defer q.storesWritten()
 	err := q.write(ctx, func(w querier) error {
 		return versioned(ctx, w, `UPDATE stores SET client_id = $1, client_secret_hash = $2, merchant_id = $3,
 			currency = $4, publishable_key = $5, secret_key_hash = $6, webhook_url = $7, webhook_secret = $8,

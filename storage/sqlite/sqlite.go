@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -25,6 +26,16 @@ type Config struct {
 	// BusyTimeout is how long a connection waits for a lock held by
 	// another process. Default BusyTimeoutDefault.
 	BusyTimeout time.Duration
+	// IdleTime is how long a connection goes unused before its memory
+	// is given back: a reader connection idle that long is closed
+	// (freeing its page cache, prepared statements and schema), and the
+	// writer empties its page cache once it has changed no row for that
+	// long (within twice that). The next use reads its pages again, from
+	// the operating system's cache of the file. SQLite keeps this memory
+	// outside the Go heap, where the Go runtime cannot return it.
+	// Default IdleTimeDefault; negative keeps everything for the life of
+	// the DB.
+	IdleTime time.Duration
 	// Keyring seals the secrets kept in the database (webhook secrets,
 	// client secrets of card sessions and payment intents, stored
 	// responses) and opens them. Required: a database sealed under other
@@ -47,6 +58,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	BusyTimeoutDefault = 5 * time.Second
+	IdleTimeDefault    = 15 * time.Second
 	MaxBatchDefault    = 256
 )
 
@@ -54,6 +66,9 @@ const (
 func (c Config) WithDefaults() Config {
 	if c.BusyTimeout <= 0 {
 		c.BusyTimeout = BusyTimeoutDefault
+	}
+	if c.IdleTime == 0 {
+		c.IdleTime = IdleTimeDefault
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = MaxBatchDefault
@@ -79,6 +94,22 @@ type DB struct {
 	closing chan struct{}
 	done    chan struct{}
 	once    sync.Once
+	txs     atomic.Int64 // transactions committed
+	commits atomic.Int64 // batches committed
+
+	// epoch moves after every transaction that wrote a store (see
+	// StoreEpoch); storesWritten marks such a transaction in the batch
+	// being committed, and only the writer goroutine touches it.
+	epoch         *fileEpoch
+	epochKey      string
+	storesWritten bool
+}
+
+// Stats returns the transactions and commits made since Open. The writer
+// commits the transactions that wait for it together, one commit (one
+// fsync) for many.
+func (db *DB) Stats() storage.Stats {
+	return storage.Stats{Transactions: db.txs.Load(), Commits: db.commits.Load()}
 }
 
 var _ storage.Storage = (*DB)(nil)
@@ -122,7 +153,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	r.SetMaxOpenConns(cfg.Readers)
 	r.SetMaxIdleConns(cfg.Readers)
-	r.SetConnMaxIdleTime(0)
+	r.SetConnMaxIdleTime(max(cfg.IdleTime, 0))
 	db := &DB{
 		w:       w,
 		r:       r,
@@ -142,6 +173,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.wc = connQuerier{conn: wconn, stmts: map[string]*sql.Stmt{}}
 	db.rc = &stmtCache{db: r}
 	db.queries = &queries{db: db, r: poolQuerier{db.rc}}
+	db.epochKey = epochKey(cfg.Path)
+	db.epoch = acquireEpoch(db.epochKey)
 	go db.writeLoop()
 	return db, nil
 }
@@ -165,7 +198,10 @@ func dsn(cfg Config, readOnly bool) string {
 // Close waits for the transactions already handed to the writer, then
 // closes the database.
 func (db *DB) Close() error {
-	db.once.Do(func() { close(db.closing) })
+	db.once.Do(func() {
+		close(db.closing)
+		releaseEpoch(db.epochKey)
+	})
 	<-db.done
 	db.rc.close()
 	db.wc.close()
@@ -235,10 +271,24 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 func (db *DB) writeLoop() {
 	defer close(db.done)
 	batch := make([]*txRequest, 0, db.cfg.MaxBatch)
+	// Every IdleTime the writer looks whether it changed any row since it
+	// last looked; if not, it empties its page cache. Transactions that
+	// change nothing (a background pass that finds nothing due) do not
+	// keep it.
+	var tick <-chan time.Time
+	if db.cfg.IdleTime > 0 {
+		t := time.NewTicker(db.cfg.IdleTime)
+		defer t.Stop()
+		tick = t.C
+	}
+	changes := int64(-1)
 	for {
 		select {
 		case req := <-db.reqs:
 			batch = append(batch[:0], req)
+		case <-tick:
+			changes = db.releaseWriterMemory(changes)
+			continue
 		case <-db.closing:
 			return
 		}
@@ -255,12 +305,36 @@ func (db *DB) writeLoop() {
 	}
 }
 
+// releaseWriterMemory empties the writer's page cache, which otherwise
+// holds the pages its transactions touched (up to the cache size) for as
+// long as the connection lives, when the writer changed no row since the
+// count of changes it was given (-1: none yet). It returns the count now.
+// Only the writer goroutine calls it, between transactions.
+func (db *DB) releaseWriterMemory(since int64) int64 {
+	ctx := context.Background()
+	var n int64
+	if err := db.wc.QueryRowContext(ctx, "SELECT total_changes()").Scan(&n); err != nil {
+		return -1
+	}
+	if n == since {
+		// A failure only leaves the cache as it was.
+		_, _ = db.wc.ExecContext(ctx, "PRAGMA shrink_memory")
+	}
+	return n
+}
+
 func (db *DB) commitBatch(batch []*txRequest) {
 	// The batch ignores its callers' cancellations: an interrupted
 	// statement would roll back every transaction of the batch.
 	ctx := context.Background()
 	w := db.wc
 	finish := func(err error) {
+		// Whether it committed or not, a batch that wrote a store moves
+		// the epoch before any of its callers learns the outcome.
+		if db.storesWritten {
+			db.storesWritten = false
+			db.epoch.e.Bump()
+		}
 		for _, req := range batch {
 			if req.err == nil && req.pan == nil {
 				req.err = err
@@ -311,6 +385,8 @@ func (db *DB) commitBatch(batch []*txRequest) {
 		abort(err)
 		return
 	}
+	db.txs.Add(int64(ok))
+	db.commits.Add(1)
 	finish(nil)
 }
 

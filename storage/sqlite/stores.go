@@ -26,6 +26,7 @@ func scanStore(row interface{ Scan(...any) error }) (*keelpay.Store, error) {
 
 func (q *queries) StoreInsert(ctx context.Context, s *keelpay.Store) error {
 	return q.write(ctx, func(w querier) error {
+		q.db.storesWritten = true
 		_, err := w.ExecContext(ctx, `INSERT INTO stores (`+storeColumns+`, client_secret)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')`,
 			s.ID, s.ClientID, s.ClientSecretHash, s.MerchantID, s.Currency, s.PublishableKey,
@@ -63,6 +64,7 @@ func (q *queries) StoreGetByPublishableKey(ctx context.Context, key string) (*ke
 
 func (q *queries) StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVersion int64) error {
 	return q.write(ctx, func(w querier) error {
+		q.db.storesWritten = true
 		res, err := w.ExecContext(ctx, `UPDATE stores SET client_id = ?, client_secret_hash = ?, merchant_id = ?,
 			currency = ?, publishable_key = ?, secret_key_hash = ?, webhook_url = ?, webhook_secret = ?,
 			version = ?, updated_at = ? WHERE id = ? AND version = ?`,

@@ -96,4 +96,46 @@ func testStores(t *testing.T, newStorage NewStorage) {
 		b2.ClientID = a.ClientID
 		require.ErrorIs(t, db.StoreUpdate(ctx, &b2, b.Version), storage.ErrDuplicate)
 	})
+
+	t.Run("EpochMovesWithEveryChange", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		w, ok := db.(storage.StoreWatcher)
+		if !ok {
+			t.Skip("the storage keeps no store epoch: stores.Service keeps no key cache on it")
+		}
+		current := func() uint64 {
+			t.Helper()
+			var e uint64
+			require.Eventually(t, func() bool {
+				var live bool
+				e, live = w.StoreEpoch()
+				return live
+			}, 10*time.Second, 5*time.Millisecond, "the storage never heard store changes")
+			return e
+		}
+		// Each change moves the epoch before it returns: a cache that
+		// compares epochs cannot serve what was read before it.
+		s := NewStoreRecord(t0)
+		before := current()
+		require.NoError(t, db.StoreInsert(ctx, s))
+		after := current()
+		require.NotEqual(t, before, after, "StoreInsert")
+
+		before = after
+		changed := *s
+		changed.WebhookURL = "https://store.example/moved"
+		require.NoError(t, db.StoreUpdate(ctx, &changed, 1))
+		after = current()
+		require.NotEqual(t, before, after, "StoreUpdate")
+
+		before = after
+		again := changed
+		again.SecretKeyHash = []byte(keelpay.NewID("hash_"))
+		require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			return tx.StoreUpdate(ctx, &again, changed.Version)
+		}))
+		after = current()
+		require.NotEqual(t, before, after, "StoreUpdate in a transaction")
+	})
 }
