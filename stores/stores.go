@@ -1,6 +1,7 @@
 package stores
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -55,6 +56,14 @@ type Config struct {
 	CallTimeout time.Duration
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
+	// KeyCacheSize is the most stores remembered by key, for secret keys
+	// and for publishable keys each, so that a request with a known key
+	// does not read its store again. The cache is kept only when Storage
+	// implements storage.StoreWatcher (both of keelpay's adapters do), and
+	// any store change empties it: in this process at once, on PostgreSQL
+	// in every process as soon as the change is announced. Default
+	// KeyCacheSizeDefault; negative: no cache.
+	KeyCacheSize int
 	// Provider checks application credentials. Required.
 	Provider provider.Provider
 	// Storage is required.
@@ -64,6 +73,10 @@ type Config struct {
 // Service sets stores up and authenticates their keys.
 type Service struct {
 	cfg Config
+	// bySecret and byPublishable remember the stores that keys
+	// authenticated (nil: no cache); bySecret is keyed by the key's hash.
+	bySecret      *keyCache[[sha256.Size]byte]
+	byPublishable *keyCache[string]
 }
 
 // New returns a Service.
@@ -71,7 +84,15 @@ func New(cfg Config) *Service {
 	if cfg.Clock == nil {
 		cfg.Clock = keelpay.SystemClock{}
 	}
-	return &Service{cfg: cfg}
+	if cfg.KeyCacheSize == 0 {
+		cfg.KeyCacheSize = KeyCacheSizeDefault
+	}
+	s := &Service{cfg: cfg}
+	if w, ok := cfg.Storage.(storage.StoreWatcher); ok && cfg.KeyCacheSize > 0 {
+		s.bySecret = newKeyCache[[sha256.Size]byte](w, cfg.KeyCacheSize)
+		s.byPublishable = newKeyCache[string](w, cfg.KeyCacheSize)
+	}
+	return s
 }
 
 // SetupParams is the request of a setup.
@@ -366,12 +387,18 @@ func NewWebhookSecret() string {
 }
 
 // Authenticate returns the store whose secret key this is, or 401
-// invalid_api_key.
+// invalid_api_key. A key that authenticated a moment ago is answered from
+// the key cache (see Config.KeyCacheSize) while no store has changed.
 func (s *Service) Authenticate(ctx context.Context, secretKey string) (*keelpay.Store, error) {
 	if !keelpay.ValidID(keelpay.PrefixSecretKey, secretKey) {
 		return nil, ErrInvalidAPIKey()
 	}
-	hash := HashSecretKey(secretKey)
+	sum := sha256.Sum256([]byte(secretKey))
+	st, epoch, keep := s.bySecret.get(sum)
+	if st != nil {
+		return st, nil
+	}
+	hash := bytes.Clone(sum[:])
 	st, err := s.cfg.Storage.StoreGetBySecretKeyHash(ctx, hash)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, ErrInvalidAPIKey()
@@ -382,14 +409,22 @@ func (s *Service) Authenticate(ctx context.Context, secretKey string) (*keelpay.
 	if subtle.ConstantTimeCompare(st.SecretKeyHash, hash) != 1 {
 		return nil, ErrInvalidAPIKey()
 	}
+	if keep {
+		s.bySecret.put(sum, epoch, st)
+	}
 	return st, nil
 }
 
 // AuthenticatePublishable returns the store whose publishable key this is,
-// or 401 invalid_api_key.
+// or 401 invalid_api_key. Like Authenticate, it answers a known key from
+// the key cache.
 func (s *Service) AuthenticatePublishable(ctx context.Context, key string) (*keelpay.Store, error) {
 	if !keelpay.ValidID(keelpay.PrefixPublishableKey, key) {
 		return nil, ErrInvalidAPIKey()
+	}
+	st, epoch, keep := s.byPublishable.get(key)
+	if st != nil {
+		return st, nil
 	}
 	st, err := s.cfg.Storage.StoreGetByPublishableKey(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -397,6 +432,9 @@ func (s *Service) AuthenticatePublishable(ctx context.Context, key string) (*kee
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	if keep {
+		s.byPublishable.put(key, epoch, st)
 	}
 	return st, nil
 }

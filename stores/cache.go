@@ -1,0 +1,95 @@
+package stores
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// KeyCacheSizeDefault is the default of Config.KeyCacheSize.
+const KeyCacheSizeDefault = 1000
+
+// keyCache remembers which store a key authenticates, so that a request
+// does not read (and open the sealed webhook secret of) its store again.
+// It serves only what was read in the storage's current epoch while the
+// storage hears every store change (see [storage.StoreWatcher]): any
+// store change, in this process or, on PostgreSQL, in another, empties it,
+// and while changes cannot be heard it neither serves nor keeps anything.
+// It holds at most max stores; one more evicts one at random. Keys it
+// does not know (a bad key) are never kept.
+type keyCache[K comparable] struct {
+	watch storage.StoreWatcher
+	max   int
+
+	mu    sync.RWMutex
+	epoch uint64 // the epoch in which every store of m was read
+	m     map[K]*keelpay.Store
+}
+
+func newKeyCache[K comparable](watch storage.StoreWatcher, max int) *keyCache[K] {
+	return &keyCache[K]{watch: watch, max: max, m: map[K]*keelpay.Store{}}
+}
+
+// get returns a copy of the store cached under k, when the cache may
+// serve. Otherwise it returns nil and, when a store read now may be kept,
+// the epoch to hand to put with it.
+func (c *keyCache[K]) get(k K) (st *keelpay.Store, epoch uint64, keep bool) {
+	if c == nil {
+		return nil, 0, false
+	}
+	epoch, live := c.watch.StoreEpoch()
+	if !live {
+		return nil, 0, false
+	}
+	c.mu.RLock()
+	if c.epoch == epoch {
+		st = c.m[k]
+	}
+	c.mu.RUnlock()
+	if st != nil {
+		cp := *st
+		cp.SecretKeyHash = bytes.Clone(st.SecretKeyHash)
+		return &cp, 0, false
+	}
+	return nil, epoch, true
+}
+
+// put keeps a copy of st, read after get returned epoch, unless the epoch
+// has moved since (the store may have changed after it was read) or
+// changes can no longer be heard.
+func (c *keyCache[K]) put(k K, epoch uint64, st *keelpay.Store) {
+	cp := *st
+	cp.SecretKeyHash = bytes.Clone(st.SecretKeyHash)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now, live := c.watch.StoreEpoch(); !live || now != epoch {
+		return
+	}
+	if c.epoch != epoch {
+		clear(c.m)
+		c.epoch = epoch
+	}
+	if _, ok := c.m[k]; !ok && len(c.m) >= c.max {
+		for old := range c.m { // map order is random
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = &cp
+}
+
+// len is the number of stores cached in the current epoch, for tests.
+func (c *keyCache[K]) len() int {
+	if c == nil {
+		return 0
+	}
+	epoch, live := c.watch.StoreEpoch()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !live || c.epoch != epoch {
+		return 0
+	}
+	return len(c.m)
+}
