@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/payments"
 )
 
 // statusClientClosed is the status logged for a request whose client went
@@ -16,6 +17,10 @@ const statusClientClosed = 499
 
 // writeJSON writes v as the JSON response with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if o, ok := v.(*payments.IntentObject); ok {
+		writeIntent(w, status, o)
+		return
+	}
 	writeRaw(w, status, marshal(v))
 }
 

@@ -39,7 +39,12 @@ func originsColumn(o []string) (string, error) {
 	return jsonColumn(o)
 }
 
+// decodeMetadata and decodeOrigins are the inverse of metadataColumn and
+// originsColumn; the empty forms those write need no JSON decoder.
 func decodeMetadata(s string) (map[string]string, error) {
+	if s == "{}" {
+		return nil, nil
+	}
 	var m map[string]string
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		return nil, fmt.Errorf("sqlite: decode metadata: %w", err)
@@ -51,6 +56,9 @@ func decodeMetadata(s string) (map[string]string, error) {
 }
 
 func decodeOrigins(s string) ([]string, error) {
+	if s == "[]" {
+		return nil, nil
+	}
 	var o []string
 	if err := json.Unmarshal([]byte(s), &o); err != nil {
 		return nil, fmt.Errorf("sqlite: decode page origins: %w", err)
@@ -247,50 +255,61 @@ func intentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	}, nil
 }
 
+// intentSelect reads a payment intent as one value (see jsonRow): the
+// columns of intentColumns, in order.
+const intentSelect = `json_array(` + intentColumns + `)`
+
 func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
-	var pi keelpay.PaymentIntent
-	var metadata, origins string
-	var billing keelpay.Billing
-	var pm keelpay.PaymentMethod
-	var le keelpay.LastError
-	var na keelpay.NextAction
-	var attemptAt, reconcileAt, succeededAt, expiresAt, createdAt, updatedAt int64
-	err := row.Scan(
-		&pi.ID, &pi.StoreID, &pi.Status, &pi.Amount, &pi.Currency,
-		&pi.Customer.ID, &pi.Customer.Name, &pi.Customer.Email, &pi.Customer.Phone,
-		&pi.Description, &pi.Reference, &metadata, &billing.Country, &billing.State, &billing.PostalCode,
-		&origins, &pi.ClientSecret, &pi.CardID,
-		&pm.Brand, &pm.Last4, &pm.ExpMonth, &pm.ExpYear, &pm.Saved,
-		&pi.AuthorizationCode, &pi.OrderID, &pi.RefundID,
-		&le.Code, &le.DeclineCode, &le.Message,
-		&na.Type, &na.URL, &pi.CancellationReason,
-		&pi.MerchantID, &pi.AttemptID, &attemptAt, &reconcileAt, &pi.ReconcileCount,
-		&succeededAt, &expiresAt, &createdAt, &updatedAt, &pi.Version,
-	)
-	if err != nil {
+	var text string
+	if err := row.Scan(&text); err != nil {
 		return nil, mapErr(err)
 	}
+	pi := &keelpay.PaymentIntent{}
+	r := jsonRow{s: text}
+	pi.ID, pi.StoreID, pi.Status, pi.Amount, pi.Currency = r.str(), r.str(), keelpay.PaymentIntentStatus(r.str()), r.int(), r.str()
+	pi.Customer = keelpay.Customer{ID: r.str(), Name: r.str(), Email: r.str(), Phone: r.str()}
+	pi.Description, pi.Reference = r.str(), r.str()
+	metadata := r.str()
+	billing := keelpay.Billing{Country: r.str(), State: r.str(), PostalCode: r.str()}
+	origins := r.str()
+	pi.ClientSecret, pi.CardID = r.str(), r.str()
+	pm := keelpay.PaymentMethod{Brand: r.str(), Last4: r.str(), ExpMonth: int(r.int()), ExpYear: int(r.int()), Saved: r.int() != 0}
+	pi.AuthorizationCode, pi.OrderID, pi.RefundID = r.str(), r.str(), r.str()
+	le := keelpay.LastError{Code: r.str(), DeclineCode: r.str(), Message: r.str()}
+	na := keelpay.NextAction{Type: r.str(), URL: r.str()}
+	pi.CancellationReason = r.str()
+	pi.MerchantID, pi.AttemptID = r.str(), r.str()
+	attemptAt, reconcileAt, reconcileCount := r.int(), r.int(), r.int()
+	succeededAt, expiresAt, createdAt, updatedAt := r.int(), r.int(), r.int(), r.int()
+	pi.Version = r.int()
+	if err := r.end(); err != nil {
+		return nil, fmt.Errorf("sqlite: read payment intent: %w", err)
+	}
+	pi.ReconcileCount = int(reconcileCount)
+	var err error
 	if pi.Metadata, err = decodeMetadata(metadata); err != nil {
 		return nil, err
 	}
 	if pi.PageOrigins, err = decodeOrigins(origins); err != nil {
 		return nil, err
 	}
+	// Copied only when present: a pointer to a local would put it on the
+	// heap every time.
 	if billing.Country != "" {
-		pi.Billing = &billing
+		pi.Billing = new(billing)
 	}
 	if pm.Brand != "" {
-		pi.PaymentMethod = &pm
+		pi.PaymentMethod = new(pm)
 	}
 	if le.Code != "" {
-		pi.LastError = &le
+		pi.LastError = new(le)
 	}
 	if na.Type != "" {
-		pi.NextAction = &na
+		pi.NextAction = new(na)
 	}
 	pi.AttemptAt, pi.ReconcileAt, pi.SucceededAt = fromMicros(attemptAt), fromMicros(reconcileAt), fromMicros(succeededAt)
 	pi.ExpiresAt, pi.CreatedAt, pi.UpdatedAt = fromMicros(expiresAt), fromMicros(createdAt), fromMicros(updatedAt)
-	return &pi, nil
+	return pi, nil
 }
 
 func (q *queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error {
@@ -308,7 +327,7 @@ func (q *queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIn
 }
 
 func (q *queries) PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error) {
-	return q.scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
+	return q.scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentSelect+`
 		FROM payment_intents WHERE store_id = ? AND id = ?`, storeID, id))
 }
 
@@ -316,7 +335,7 @@ func (q *queries) PaymentIntentGetByAttempt(ctx context.Context, attemptID strin
 	if attemptID == "" {
 		return nil, storage.ErrNotFound
 	}
-	return q.scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentColumns+`
+	return q.scanIntent(q.r.QueryRowContext(ctx, `SELECT `+intentSelect+`
 		FROM payment_intents WHERE attempt_id = ?`, attemptID))
 }
 
@@ -395,7 +414,7 @@ func (q *queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntent
 		args = append(args, seq)
 	}
 	args = append(args, p.Limit+1)
-	rows, err := q.r.QueryContext(ctx, `SELECT `+intentColumns+` FROM payment_intents
+	rows, err := q.r.QueryContext(ctx, `SELECT `+intentSelect+` FROM payment_intents
 		WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`, args...)
 	if err != nil {
 		return nil, false, mapErr(err)
@@ -409,7 +428,7 @@ func (q *queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntent
 }
 
 func (q *queries) PaymentIntentListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
-	rows, err := q.r.QueryContext(ctx, `SELECT `+intentColumns+` FROM payment_intents
+	rows, err := q.r.QueryContext(ctx, `SELECT `+intentSelect+` FROM payment_intents
 		WHERE status IN (?, ?) AND reconcile_at <> 0 AND reconcile_at <= ?
 		ORDER BY reconcile_at, seq LIMIT ?`,
 		keelpay.IntentProcessing, keelpay.IntentRequiresAction, micros(now), limit)
@@ -420,7 +439,7 @@ func (q *queries) PaymentIntentListReconcileDue(ctx context.Context, now time.Ti
 }
 
 func (q *queries) PaymentIntentListExpireDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
-	rows, err := q.r.QueryContext(ctx, `SELECT `+intentColumns+` FROM payment_intents
+	rows, err := q.r.QueryContext(ctx, `SELECT `+intentSelect+` FROM payment_intents
 		WHERE status = ? AND expires_at <= ? ORDER BY expires_at, seq LIMIT ?`,
 		keelpay.IntentRequiresPaymentMethod, micros(now), limit)
 	if err != nil {
