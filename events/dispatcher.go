@@ -6,11 +6,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,11 +38,15 @@ const MaxAttempts = 7
 const (
 	AttemptTimeoutDefault = 10 * time.Second
 	ClaimBatchDefault     = 256
-	ConcurrencyDefault    = 128
+	ConcurrencyDefault    = 256
 	LeaseDefault          = time.Minute
-	PerStoreDefault       = 64
+	PerStoreDefault       = 128
 	PollIntervalDefault   = time.Second
 )
+
+// lingerMax is the longest a result waits for the others of its round
+// before they are recorded (Run).
+const lingerMax = 2 * time.Millisecond
 
 // UserAgent is sent with every delivery.
 const UserAgent = "keelpay/" + keelpay.Version
@@ -138,13 +144,17 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		if !cfg.AllowInsecure {
 			dialer.Control = netguard.Control
 		}
+		// Every attempt in flight may go to one host (the stores of one
+		// platform, or one store with a backlog): a connection is kept for
+		// each, so that a busy dispatcher reuses them instead of dialling
+		// and closing one per attempt.
 		transport = &http.Transport{
 			// No proxy: the guard must see the receiver's own address.
 			Proxy:                 nil,
 			DialContext:           dialer.DialContext,
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          cfg.Concurrency,
-			MaxIdleConnsPerHost:   cfg.PerStore,
+			MaxIdleConnsPerHost:   cfg.Concurrency,
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   cfg.AttemptTimeout,
 			ResponseHeaderTimeout: cfg.AttemptTimeout,
@@ -178,73 +188,205 @@ func (d *Dispatcher) Notify() {
 // their end (at most AttemptTimeout) and are recorded before Run returns;
 // one cut off by a crash is claimed again once its lease lapses (at least
 // once).
+//
+// Each transaction of the dispatcher records every result that arrived
+// while the previous one committed and, in the same commit, claims due
+// deliveries for the slots those results freed. The recorded leases are
+// released before the claim counts each store's leases, so a store at its
+// cap gets its freed slots back in the same commit instead of one later;
+// and a backlog costs one commit per round of attempts, not two. One such
+// transaction is under way at a time, except that news (Notify, or a
+// delivery coming due) starts a claim at once beside it: a new event's
+// webhook does not wait for a batch of results to commit first.
 func (d *Dispatcher) Run(ctx context.Context) error {
+	// Every attempt sends one result, and at most Concurrency are
+	// unrecorded at once: sends never block.
 	results := make(chan storage.DeliveryResult, d.cfg.Concurrency)
-	recorded := make(chan struct{})
-	go func() {
-		defer close(recorded)
-		d.recordLoop(ctx, results)
-	}()
+	type committed struct {
+		jobs []*storage.DeliveryJob
+		want int
+	}
+	commits := make(chan committed, 2)
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, d.cfg.Concurrency)
-	freed := make(chan struct{}, 1)
-	defer func() {
-		wg.Wait()
-		close(results)
-		<-recorded
-	}()
-	// When busy, claim once a few slots are free rather than one query per
-	// finished attempt.
-	refill := max(1, d.cfg.Concurrency/8)
+	var (
+		// held counts the attempts started whose results were not yet
+		// handed to a commit; reserved, the slots the claims under way
+		// may fill; pending, the commits under way.
+		held, reserved, pending int
+		batch                   = make([]storage.DeliveryResult, 0, d.cfg.Concurrency)
+		// news counts wake-ups (Notify, the timer); seen is its value
+		// when the last claim started. more says the last claim was
+		// full, so more may be due behind it.
+		news, seen = 1, 0
+		more       bool
+	)
+	start := func(jobs []*storage.DeliveryJob) {
+		for _, job := range jobs {
+			wg.Go(func() {
+				// The attempt outlives ctx: a receiver that got the
+				// webhook gets it recorded. A result without an event
+				// id stands for nothing to record.
+				res, _ := d.attempt(context.WithoutCancel(ctx), job)
+				results <- res
+			})
+		}
+		held += len(jobs)
+	}
+	submit := func(want int) {
+		rs := slices.Clone(batch)
+		held -= len(batch)
+		batch = batch[:0]
+		if want > 0 {
+			seen, more = news, false
+		}
+		reserved += want
+		pending++
+		go func() { commits <- committed{d.commit(ctx, rs, want), want} }()
+	}
+	done := func(c committed) {
+		pending--
+		reserved -= c.want
+		start(c.jobs)
+		if c.want > 0 && len(c.jobs) == c.want {
+			more = true
+		}
+	}
+	// ready moves the results already sent into batch, without waiting.
+	ready := func() {
+		for {
+			select {
+			case r := <-results:
+				batch = append(batch, r)
+			default:
+				return
+			}
+		}
+	}
+	// linger waits a moment for the other attempts of a round: attempts
+	// claimed together finish together, and a commit for the first result
+	// alone would leave the others to wait for the next one. News ends it.
+	lingerT := time.NewTimer(0)
+	defer lingerT.Stop()
+	linger := func() {
+		lingerT.Reset(lingerMax)
+		for held > len(batch) {
+			select {
+			case r := <-results:
+				batch = append(batch, r)
+			case <-d.wake:
+				news++
+				return
+			case <-lingerT.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for {
-		free := d.cfg.Concurrency - len(slots)
-		more := false
-		if free > 0 {
-			want := min(free, d.cfg.ClaimBatch)
-			jobs, err := d.claim(ctx, want)
-			if err != nil && ctx.Err() == nil {
-				d.cfg.Logger.ErrorContext(ctx, "claim deliveries", slog.Any("error", err))
+	for ctx.Err() == nil {
+		ready()
+		free := d.cfg.Concurrency - held - reserved
+		claim := free > 0 && (news > seen || more || len(batch) > 0)
+		switch {
+		case pending == 0 && (claim || len(batch) > 0):
+			// Results recorded free their stores' caps: claim with them.
+			want := 0
+			if claim {
+				want = min(free, d.cfg.ClaimBatch)
 			}
-			for _, job := range jobs {
-				slots <- struct{}{}
-				wg.Go(func() {
-					defer func() {
-						<-slots
-						select {
-						case freed <- struct{}{}:
-						default:
-						}
-					}()
-					// The attempt outlives ctx: a receiver that
-					// got the webhook gets it recorded.
-					if res, ok := d.attempt(context.WithoutCancel(ctx), job); ok {
-						results <- res
-					}
-				})
-			}
-			more = len(jobs) == want
-		}
-		if more {
-			// Busy: claim again once enough slots are free.
-			for d.cfg.Concurrency-len(slots) < refill {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-freed:
-				}
-			}
+			submit(want)
+			continue
+		case pending == 1 && free > 0 && news > seen:
+			submit(min(free, d.cfg.ClaimBatch))
 			continue
 		}
-		timer.Reset(d.sleep(ctx))
+		wait := time.Duration(-1)
+		if pending == 0 && free > 0 {
+			wait = d.sleep(ctx)
+		}
+		if wait >= 0 {
+			timer.Reset(wait)
+		} else {
+			timer.Stop()
+		}
 		select {
 		case <-ctx.Done():
-			return nil
+		case c := <-commits:
+			done(c)
+		case r := <-results:
+			batch = append(batch, r)
+			if pending == 0 {
+				linger()
+			}
 		case <-d.wake:
+			news++
 		case <-timer.C:
-		case <-freed: // a store under its cap may have more due
+			news++
 		}
+	}
+	// Stopping: no more claims. What commits under way claimed is
+	// attempted; every attempt is recorded.
+	for pending > 0 {
+		done(<-commits)
+	}
+	for held > len(batch) {
+		batch = append(batch, <-results)
+	}
+	wg.Wait()
+	if len(batch) > 0 {
+		d.commit(ctx, batch, 0)
+	}
+	return nil
+}
+
+// commit records results and claims up to want due deliveries in one
+// transaction. When that fails, the results are recorded on their own
+// (their leases would otherwise hold the deliveries until they lapse) and
+// nothing is claimed; a result that cannot be recorded at all is attempted
+// again once its lease lapses (at least once).
+func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResult, want int) []*storage.DeliveryJob {
+	results = slices.DeleteFunc(results, func(r storage.DeliveryResult) bool { return r.EventID == "" })
+	if want == 0 {
+		if len(results) > 0 {
+			d.record(ctx, results)
+		}
+		return nil
+	}
+	var jobs []*storage.DeliveryJob
+	p := d.claimParams(want)
+	err := d.cfg.Storage.WithTx(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
+		jobs = nil
+		if len(results) > 0 {
+			if err := tx.DeliveryRecord(ctx, results); err != nil {
+				return fmt.Errorf("record deliveries: %w", err)
+			}
+		}
+		var err error
+		jobs, err = tx.DeliveryClaimDue(ctx, p)
+		if err != nil {
+			return fmt.Errorf("claim deliveries: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			d.cfg.Logger.ErrorContext(ctx, "record and claim deliveries", slog.Int("count", len(results)), slog.Any("error", err))
+		}
+		if len(results) > 0 {
+			d.record(ctx, results)
+		}
+		return nil
+	}
+	return jobs
+}
+
+// record writes results in a transaction of their own.
+func (d *Dispatcher) record(ctx context.Context, results []storage.DeliveryResult) {
+	if err := d.cfg.Storage.DeliveryRecord(context.WithoutCancel(ctx), results); err != nil {
+		// The leases lapse and the deliveries are attempted again.
+		d.cfg.Logger.ErrorContext(ctx, "record deliveries", slog.Int("count", len(results)), slog.Any("error", err))
 	}
 }
 
@@ -262,51 +404,27 @@ func (d *Dispatcher) sleep(ctx context.Context) time.Duration {
 	return d.cfg.PollInterval
 }
 
-// recordLoop writes results in batches: whatever arrived while the
-// previous batch was being committed goes into the next one.
-func (d *Dispatcher) recordLoop(ctx context.Context, results <-chan storage.DeliveryResult) {
-	batch := make([]storage.DeliveryResult, 0, d.cfg.ClaimBatch)
-	for r := range results {
-		batch = append(batch[:0], r)
-	more:
-		for len(batch) < cap(batch) {
-			select {
-			case r, ok := <-results:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
-		if err := d.cfg.Storage.DeliveryRecord(context.WithoutCancel(ctx), batch); err != nil {
-			// The leases lapse and the deliveries are attempted again.
-			d.cfg.Logger.ErrorContext(ctx, "record deliveries", slog.Int("count", len(batch)), slog.Any("error", err))
-		}
-		// Recording released the leases: a claim that found every store at
-		// its cap while these were in flight can find work now, so wake the
-		// claimer instead of letting it sleep a whole PollInterval.
-		d.Notify()
-	}
-}
-
-func (d *Dispatcher) claim(ctx context.Context, limit int) ([]*storage.DeliveryJob, error) {
+func (d *Dispatcher) claimParams(limit int) storage.DeliveryClaimParams {
 	now := d.cfg.Clock.Now()
-	return d.cfg.Storage.DeliveryClaimDue(ctx, storage.DeliveryClaimParams{
+	return storage.DeliveryClaimParams{
 		Now:        now,
 		LeaseUntil: now.Add(d.cfg.Lease),
 		Limit:      limit,
 		PerStore:   d.cfg.PerStore,
 		LeaseToken: keelpay.NewID("lease_"),
-	})
+	}
+}
+
+func (d *Dispatcher) claim(ctx context.Context, limit int) ([]*storage.DeliveryJob, error) {
+	return d.cfg.Storage.DeliveryClaimDue(ctx, d.claimParams(limit))
 }
 
 // ClaimParams returns the parameters for claiming one delivery now, for a
 // caller that claims an event's delivery itself (see Service.SendTest).
 func (d *Dispatcher) ClaimParams() storage.DeliveryClaimParams {
-	now := d.cfg.Clock.Now()
-	return storage.DeliveryClaimParams{Now: now, LeaseUntil: now.Add(d.cfg.Lease), Limit: 1, PerStore: 1, LeaseToken: keelpay.NewID("lease_")}
+	p := d.claimParams(1)
+	p.PerStore = 1
+	return p
 }
 
 // Deliver makes one attempt of a claimed delivery and records it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -126,12 +127,18 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	// The list is written around the stored bytes of its events, which
-	// encoding/json would decode and compact again.
+	// encoding/json would decode and compact again, into a buffer used
+	// again by later lists (a page is up to a hundred events).
 	n := 64
 	for _, e := range list {
 		n += len(e.Body) + 192
 	}
-	out := append(make([]byte, 0, n), `{"object":"list","data":[`...)
+	buf := listBuffers.Get().(*[]byte)
+	defer putListBuffer(buf)
+	if cap(*buf) < n {
+		*buf = make([]byte, 0, n)
+	}
+	out := append((*buf)[:0], `{"object":"list","data":[`...)
 	for i, e := range list {
 		if i > 0 {
 			out = append(out, ',')
@@ -140,7 +147,20 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	out = append(out, `],"has_more":`...)
 	out = strconv.AppendBool(out, more)
-	writeRaw(w, http.StatusOK, append(out, '}'))
+	out = append(out, '}')
+	writeRaw(w, http.StatusOK, out)
+	*buf = out
+}
+
+// listBuffers keeps the buffers of written event lists for the next ones.
+var listBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// putListBuffer returns a buffer to listBuffers, unless it grew beyond
+// what lists usually need (it is then left to the garbage collector).
+func putListBuffer(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		listBuffers.Put(b)
+	}
 }
 
 func (a *api) getEvent(w http.ResponseWriter, r *http.Request, c caller) {

@@ -105,14 +105,26 @@ type claimed struct {
 }
 
 func scanClaimed(codec atrest.Codec, token string) func(scanner) (claimed, error) {
+	// A claim holds many deliveries of few stores: each store's secret is
+	// opened once.
+	opened := map[[2]string]string{}
 	return func(row scanner) (claimed, error) {
 		c := claimed{job: &storage.DeliveryJob{LeaseToken: token}}
 		j := c.job
-		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret, tsDst(&c.next))
+		var sealed string
+		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &sealed, tsDst(&c.next))
 		if err != nil {
 			return c, mapErr(err)
 		}
-		j.WebhookSecret, err = codec.Open(atrest.StoreWebhookSecret, j.WebhookSecret, j.StoreID)
+		key := [2]string{j.StoreID, sealed}
+		if secret, ok := opened[key]; ok {
+			j.WebhookSecret = secret
+			return c, nil
+		}
+		j.WebhookSecret, err = codec.Open(atrest.StoreWebhookSecret, sealed, j.StoreID)
+		if err == nil {
+			opened[key] = j.WebhookSecret
+		}
 		return c, err
 	}
 }

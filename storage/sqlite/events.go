@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -53,44 +55,107 @@ func (q *queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Ev
 }
 
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
+	var seq int64
+	if cursor := cmp.Or(p.EndingBefore, p.StartingAfter); cursor != "" {
+		err := q.r.QueryRowContext(ctx, eventSeqQuery, p.StoreID, cursor).Scan(&seq)
+		if err != nil {
+			return nil, false, mapErr(err)
+		}
+	}
+	query, args, asc := eventListQuery(p, seq)
+	rows, err := q.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	events, err := scanEventPage(rows, p.StoreID, p.Limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	events, hasMore := storage.Page(events, p.Limit, asc)
+	return events, hasMore, nil
+}
+
+// eventPageColumns are eventColumns without the store, which a page's
+// query fixes.
+const eventPageColumns = `e.id, e.type, e.body, e.created_at,
+	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
+
+// scanEventPage reads a page of at most n events of a store and closes
+// rows. The events are allocated together and their bodies share one
+// buffer: scanned one by one, each body was copied twice (out of SQLite,
+// then again by database/sql) into an allocation of its own, most of a
+// page's garbage.
+func scanEventPage(rows *sql.Rows, storeID string, n int) ([]*keelpay.Event, error) {
+	defer rows.Close()
+	events := make([]keelpay.Event, 0, n) // never grows: the query's LIMIT is n
+	var bodies []byte
+	var body sql.RawBytes
+	for rows.Next() {
+		if len(events) == n {
+			return nil, fmt.Errorf("sqlite: more than %d events in a page", n)
+		}
+		events = append(events, keelpay.Event{StoreID: storeID})
+		e := &events[len(events)-1]
+		var created, lastAt, nextAt int64
+		err := rows.Scan(&e.ID, &e.Type, &body, &created,
+			&e.Delivery.Status, &e.Delivery.Attempts, &lastAt, &nextAt, &e.Delivery.LastStatusCode, &e.Delivery.LastFailure)
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		if len(bodies)+len(body) > cap(bodies) {
+			// A new buffer; the bodies already read keep the old one.
+			bodies = make([]byte, 0, max(len(body)*(n-len(events)+1)*5/4, len(body)))
+		}
+		bodies = append(bodies, body...)
+		e.Body = bodies[len(bodies)-len(body) : len(bodies) : len(bodies)]
+		e.CreatedAt = fromMicros(created)
+		e.Delivery.LastAttemptAt = fromMicros(lastAt)
+		if e.Delivery.Status == keelpay.DeliveryPending {
+			e.Delivery.NextAttemptAt = fromMicros(nextAt)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]*keelpay.Event, len(events))
+	for i := range events {
+		out[i] = &events[i]
+	}
+	return out, nil
+}
+
+// eventSeqQuery finds a list cursor's place (through the unique index of
+// event ids).
+const eventSeqQuery = `SELECT seq FROM events WHERE store_id = ? AND id = ?`
+
+// eventListQuery is the query of a page of events: one of eight texts
+// (type or not; after, before or neither cursor, whose seq is given),
+// each a walk of the (store_id, seq) or (store_id, type, seq) index from
+// the cursor, so a page reads about Limit rows whatever the store's
+// number of events. asc is true when it reads oldest first (a page
+// before a cursor).
+func eventListQuery(p storage.EventListParams, seq int64) (query string, args []any, asc bool) {
 	var where strings.Builder
-	args := []any{p.StoreID}
+	args = []any{p.StoreID}
 	where.WriteString("e.store_id = ?")
 	if p.Type != "" {
 		where.WriteString(" AND e.type = ?")
 		args = append(args, p.Type)
 	}
 	order := "DESC"
-	cursor := p.StartingAfter
-	if p.EndingBefore != "" {
-		order, cursor = "ASC", p.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		err := q.r.QueryRowContext(ctx, `SELECT seq FROM events WHERE store_id = ? AND id = ?`, p.StoreID, cursor).Scan(&seq)
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
-		if order == "DESC" {
-			where.WriteString(" AND e.seq < ?")
-		} else {
-			where.WriteString(" AND e.seq > ?")
-		}
+	switch {
+	case p.EndingBefore != "":
+		order = "ASC"
+		where.WriteString(" AND e.seq > ?")
+		args = append(args, seq)
+	case p.StartingAfter != "":
+		where.WriteString(" AND e.seq < ?")
 		args = append(args, seq)
 	}
 	args = append(args, p.Limit+1)
-	rows, err := q.r.QueryContext(ctx, `SELECT `+eventColumns+`
+	return `SELECT ` + eventPageColumns + `
 		FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE `+where.String()+` ORDER BY e.seq `+order+` LIMIT ?`, args...)
-	if err != nil {
-		return nil, false, mapErr(err)
-	}
-	events, err := collect(rows, scanEvent)
-	if err != nil {
-		return nil, false, err
-	}
-	events, hasMore := storage.Page(events, p.Limit, order == "ASC")
-	return events, hasMore, nil
+		WHERE ` + where.String() + ` ORDER BY e.seq ` + order + ` LIMIT ?`, args, order == "ASC"
 }
 
 // collect scans every row with scan and closes rows.
@@ -120,6 +185,13 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		// stores take turns: every store's first due delivery comes before
 		// any store's second, so a store with a backlog cannot fill a claim
 		// while another has one delivery due.
+		//
+		// The limits are written "?4 + 0" and "?5 + 0", not as bare
+		// parameters: SQLite plans a LIMIT of a bare parameter with its
+		// value and prepares the statement again whenever the value
+		// changes, and the dispatcher's limit (its free slots) changes
+		// from one claim to the next. Preparing this statement cost more
+		// than running it.
 		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
 			WHERE event_id IN (
 				WITH RECURSIVE pending_stores(store_id) AS (
@@ -139,12 +211,12 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 					JOIN deliveries d ON d.event_id IN (
 						SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
 						WHERE store_id = ps.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
-						ORDER BY next_attempt_at, event_id LIMIT ?4)
+						ORDER BY next_attempt_at, event_id LIMIT ?4 + 0)
 					WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < ?4
 				)
 				SELECT event_id FROM candidates WHERE rn <= ?4 - n
 				ORDER BY rn, next_attempt_at, event_id
-				LIMIT ?5
+				LIMIT ?5 + 0
 			)`, p.LeaseToken, micros(p.LeaseUntil), now, p.PerStore, p.Limit)
 		if err != nil {
 			return mapErr(err)
@@ -168,13 +240,25 @@ func leasedJobs(ctx context.Context, w querier, c atrest.Codec, token string) ([
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	// A claim holds many deliveries of few stores: each store's secret is
+	// opened once.
+	opened := map[[2]string]string{}
 	return collect(rows, func(row interface{ Scan(...any) error }) (*storage.DeliveryJob, error) {
 		j := &storage.DeliveryJob{LeaseToken: token}
-		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &j.WebhookSecret)
+		var sealed string
+		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &sealed)
 		if err != nil {
 			return j, mapErr(err)
 		}
-		j.WebhookSecret, err = c.Open(atrest.StoreWebhookSecret, j.WebhookSecret, j.StoreID)
+		key := [2]string{j.StoreID, sealed}
+		if secret, ok := opened[key]; ok {
+			j.WebhookSecret = secret
+			return j, nil
+		}
+		j.WebhookSecret, err = c.Open(atrest.StoreWebhookSecret, sealed, j.StoreID)
+		if err == nil {
+			opened[key] = j.WebhookSecret
+		}
 		return j, err
 	})
 }
@@ -206,42 +290,107 @@ func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p stor
 	return job, err
 }
 
+// recordRow is one result as DeliveryRecord passes it to SQLite, in a JSON
+// array read with json_each: one statement for a whole batch instead of
+// three for each result.
+type recordRow struct {
+	EventID    string `json:"e"`
+	LeaseToken string `json:"l"`
+	Status     string `json:"s"`
+	Attempts   int    `json:"n"`
+	LastAt     int64  `json:"la"`
+	NextAt     int64  `json:"na"`
+	StatusCode int    `json:"c"`
+	Failure    string `json:"f"`
+}
+
+// attemptRow is one attempt of the history, likewise.
+type attemptRow struct {
+	ID         string `json:"i"`
+	EventID    string `json:"e"`
+	StartedAt  int64  `json:"t"`
+	DurationUS int64  `json:"d"`
+	StatusCode int    `json:"c"`
+	Failure    string `json:"f"`
+	Body       string `json:"b"`
+}
+
 func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	rows := make([]recordRow, len(results))
+	for i, r := range results {
+		d := r.Delivery
+		rows[i] = recordRow{EventID: r.EventID, LeaseToken: r.LeaseToken, Status: string(d.Status), Attempts: d.Attempts,
+			LastAt: micros(d.LastAttemptAt), NextAt: micros(d.NextAttemptAt), StatusCode: d.LastStatusCode, Failure: string(d.LastFailure)}
+	}
+	rowsJSON, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
 	return q.write(ctx, func(w querier) error {
+		// Every result in one statement; the rows whose lease still
+		// matches come back, and only their attempts join the history.
+		matched, err := w.QueryContext(ctx, `UPDATE deliveries SET status = r.value ->> 's', attempts = r.value ->> 'n',
+			last_attempt_at = r.value ->> 'la', next_attempt_at = r.value ->> 'na', last_status_code = r.value ->> 'c',
+			last_failure = r.value ->> 'f', lease_token = '', lease_until = 0
+			FROM json_each(?) AS r
+			WHERE deliveries.event_id = r.value ->> 'e' AND deliveries.lease_token = r.value ->> 'l'
+			RETURNING deliveries.event_id`, rowsJSON)
+		if err != nil {
+			return mapErr(err)
+		}
+		held, err := collect(matched, func(row interface{ Scan(...any) error }) (string, error) {
+			var id string
+			return id, mapErr(row.Scan(&id))
+		})
+		if err != nil {
+			return err
+		}
+		if len(held) == 0 {
+			return nil
+		}
+		kept := make(map[string]bool, len(held))
+		for _, id := range held {
+			kept[id] = true
+		}
+		var attempts []attemptRow
+		var events []string
 		for _, r := range results {
-			d := r.Delivery
-			res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
-				next_attempt_at = ?, last_status_code = ?, last_failure = ?, lease_token = '', lease_until = 0
-				WHERE event_id = ? AND lease_token = ?`,
-				d.Status, d.Attempts, micros(d.LastAttemptAt), micros(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
-				r.EventID, r.LeaseToken)
-			if err != nil {
-				return mapErr(err)
-			}
-			if r.Attempt == nil {
-				continue
-			}
-			// Only the lease holder's attempt joins the history.
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				if err != nil {
-					return mapErr(err)
-				}
-				continue
-			}
-			a := r.Attempt
-			if _, err := w.ExecContext(ctx, `INSERT INTO delivery_attempts
-				(id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
-				SELECT ?, event_id, store_id, ?, ?, ?, ?, ? FROM deliveries WHERE event_id = ?`,
-				a.ID, micros(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Failure, a.ResponseBody, r.EventID); err != nil {
-				return mapErr(err)
-			}
-			if _, err := w.ExecContext(ctx, `DELETE FROM delivery_attempts WHERE event_id = ? AND seq <= (
-				SELECT seq FROM delivery_attempts WHERE event_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
-				r.EventID, r.EventID, storage.AttemptsKept); err != nil {
-				return mapErr(err)
+			if a := r.Attempt; a != nil && kept[r.EventID] {
+				attempts = append(attempts, attemptRow{ID: a.ID, EventID: r.EventID, StartedAt: micros(a.StartedAt),
+					DurationUS: a.Duration.Microseconds(), StatusCode: a.StatusCode, Failure: string(a.Failure), Body: a.ResponseBody})
+				events = append(events, r.EventID)
 			}
 		}
-		return nil
+		if len(attempts) == 0 {
+			return nil
+		}
+		attemptsJSON, err := json.Marshal(attempts)
+		if err != nil {
+			return err
+		}
+		eventsJSON, err := json.Marshal(events)
+		if err != nil {
+			return err
+		}
+		if _, err := w.ExecContext(ctx, `INSERT INTO delivery_attempts
+			(id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
+			SELECT a.value ->> 'i', d.event_id, d.store_id, a.value ->> 't', a.value ->> 'd', a.value ->> 'c',
+				a.value ->> 'f', a.value ->> 'b'
+			FROM json_each(?) AS a JOIN deliveries d ON d.event_id = a.value ->> 'e'`, attemptsJSON); err != nil {
+			return mapErr(err)
+		}
+		// Each event keeps its newest AttemptsKept attempts.
+		_, err = w.ExecContext(ctx, `DELETE FROM delivery_attempts WHERE seq IN (
+			SELECT a.seq FROM (
+				SELECT e.value AS event_id, (SELECT seq FROM delivery_attempts WHERE event_id = e.value
+					ORDER BY seq DESC LIMIT 1 OFFSET ?2) AS cut
+				FROM json_each(?1) AS e
+			) c JOIN delivery_attempts a ON a.event_id = c.event_id AND a.seq <= c.cut)`,
+			eventsJSON, storage.AttemptsKept)
+		return mapErr(err)
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
@@ -202,6 +203,147 @@ func testDeliveries(t *testing.T, newStorage NewStorage) {
 		jobs = claim(10, 2)
 		require.Len(t, jobs, 1)
 		require.Equal(t, e.ID, jobs[0].EventID)
+	})
+
+	t.Run("RecordBatch", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s, other := insertStore(t, db), insertStore(t, db)
+		ev := func(store *keelpay.Store) *keelpay.Event {
+			e := NewEventRecord(store.ID, keelpay.EventWebhookTest, t0)
+			require.NoError(t, db.EventInsert(ctx, e))
+			return e
+		}
+		// b already has a full history, so its next attempt trims the
+		// oldest one.
+		a, b, c, d, x := ev(s), ev(s), ev(s), ev(s), ev(other)
+		var bHistory []string
+		for i := range storage.AttemptsKept {
+			p := claimParams(t0.Add(time.Duration(i)*time.Second), 1)
+			_, err := db.DeliveryClaimEvent(ctx, b.ID, p)
+			require.NoError(t, err)
+			at := &keelpay.DeliveryAttempt{ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: b.ID, StoreID: s.ID,
+				StartedAt: p.Now, StatusCode: 503, Failure: keelpay.FailureHTTPStatus}
+			require.NoError(t, db.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: b.ID, LeaseToken: p.LeaseToken,
+				Delivery: keelpay.Delivery{Status: keelpay.DeliveryPending, Attempts: 1, LastAttemptAt: p.Now, NextAttemptAt: t0,
+					LastStatusCode: 503, LastFailure: keelpay.FailureHTTPStatus}, Attempt: at}}))
+			bHistory = append(bHistory, at.ID)
+		}
+		now := t0.Add(time.Hour)
+		p := claimParams(now, 10)
+		jobs, err := db.DeliveryClaimDue(ctx, p)
+		require.NoError(t, err)
+		require.Len(t, jobs, 5)
+
+		attempt := func(e *keelpay.Event, status int, body string) *keelpay.DeliveryAttempt {
+			return &keelpay.DeliveryAttempt{ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: e.ID, StoreID: e.StoreID,
+				StartedAt: now, Duration: 2500 * time.Microsecond, StatusCode: status, ResponseBody: body}
+		}
+		succeeded := keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 1, LastAttemptAt: now, LastStatusCode: 204}
+		retry := keelpay.Delivery{Status: keelpay.DeliveryPending, Attempts: 2, LastAttemptAt: now, NextAttemptAt: now.Add(time.Minute),
+			LastStatusCode: 500, LastFailure: keelpay.FailureHTTPStatus}
+		held := keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: now.Add(30 * time.Second)}
+		aAttempt, bAttempt, xAttempt := attempt(a, 204, "ok \u00e9 \"quoted\" <tag> \\ \u2028"), attempt(b, 500, "boom"), attempt(x, 204, "")
+		bAttempt.Failure = keelpay.FailureHTTPStatus
+		results := []storage.DeliveryResult{
+			{EventID: a.ID, LeaseToken: p.LeaseToken, Delivery: succeeded, Attempt: aAttempt},
+			{EventID: b.ID, LeaseToken: p.LeaseToken, Delivery: retry, Attempt: bAttempt},
+			// A hold: no attempt for the history.
+			{EventID: c.ID, LeaseToken: p.LeaseToken, Delivery: held},
+			// Another process's lease: ignored, attempt and all.
+			{EventID: d.ID, LeaseToken: "lease_gone", Delivery: succeeded, Attempt: attempt(d, 204, "")},
+			{EventID: x.ID, LeaseToken: p.LeaseToken, Delivery: succeeded, Attempt: xAttempt},
+		}
+		require.NoError(t, db.DeliveryRecord(ctx, results))
+
+		for _, want := range []struct {
+			e        *keelpay.Event
+			delivery keelpay.Delivery
+			attempts []*keelpay.DeliveryAttempt
+		}{
+			{a, succeeded, []*keelpay.DeliveryAttempt{aAttempt}},
+			{c, held, nil},
+			{d, keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: t0}, nil},
+			{x, succeeded, []*keelpay.DeliveryAttempt{xAttempt}},
+		} {
+			got, err := db.EventGet(ctx, want.e.StoreID, want.e.ID)
+			require.NoError(t, err)
+			if diff := cmp.Diff(want.delivery, got.Delivery); diff != "" {
+				t.Errorf("delivery of %s (-want +got):\n%s", want.e.ID, diff)
+			}
+			attempts, _, err := db.DeliveryAttemptList(ctx, storage.DeliveryAttemptListParams{StoreID: want.e.StoreID, EventID: want.e.ID, Limit: 10})
+			require.NoError(t, err)
+			if diff := cmp.Diff(want.attempts, attempts, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("attempts of %s (-want +got):\n%s", want.e.ID, diff)
+			}
+		}
+		got, err := db.EventGet(ctx, s.ID, b.ID)
+		require.NoError(t, err)
+		if diff := cmp.Diff(retry, got.Delivery); diff != "" {
+			t.Errorf("delivery of b (-want +got):\n%s", diff)
+		}
+		attempts, more, err := db.DeliveryAttemptList(ctx, storage.DeliveryAttemptListParams{StoreID: s.ID, EventID: b.ID, Limit: 100})
+		require.NoError(t, err)
+		require.False(t, more)
+		require.Len(t, attempts, storage.AttemptsKept)
+		if diff := cmp.Diff(bAttempt, attempts[0]); diff != "" {
+			t.Errorf("newest attempt of b (-want +got):\n%s", diff)
+		}
+		require.Equal(t, bHistory[1], attempts[len(attempts)-1].ID, "the oldest attempt is trimmed")
+
+		pending, failed, err := db.DeliveryCounts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, [2]int{3, 0}, [2]int{pending, failed})
+		// The recorded leases are released: c and b are claimed when due;
+		// d stays leased until its lease lapses (a minute after the claim).
+		claim := func(at time.Time) []string {
+			t.Helper()
+			jobs, err := db.DeliveryClaimDue(ctx, claimParams(at, 10))
+			require.NoError(t, err)
+			ids := []string{}
+			for _, j := range jobs {
+				ids = append(ids, j.EventID)
+			}
+			return ids
+		}
+		require.Equal(t, []string{c.ID}, claim(now.Add(30*time.Second)))
+		require.ElementsMatch(t, []string{b.ID, d.ID}, claim(now.Add(time.Minute)))
+	})
+
+	t.Run("RecordThenClaimInOneTransaction", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		var ids []string
+		for i := range 3 {
+			e := NewEventRecord(s.ID, keelpay.EventWebhookTest, t0.Add(time.Duration(i)*time.Millisecond))
+			require.NoError(t, db.EventInsert(ctx, e))
+			ids = append(ids, e.ID)
+		}
+		now := t0.Add(time.Second)
+		p := claimParams(now, 10)
+		p.PerStore = 2
+		jobs, err := db.DeliveryClaimDue(ctx, p)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		// The store is at its cap. Recording one result releases its
+		// lease for a claim later in the same transaction, as the
+		// dispatcher does.
+		var again []*storage.DeliveryJob
+		err = db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			done := keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 1, LastAttemptAt: now, LastStatusCode: 204}
+			if err := tx.DeliveryRecord(ctx, []storage.DeliveryResult{{EventID: jobs[0].EventID, LeaseToken: p.LeaseToken, Delivery: done}}); err != nil {
+				return err
+			}
+			p2 := claimParams(now, 10)
+			p2.PerStore = 2
+			var err error
+			again, err = tx.DeliveryClaimDue(ctx, p2)
+			return err
+		})
+		require.NoError(t, err)
+		require.Len(t, again, 1)
+		require.Equal(t, ids[2], again[0].EventID)
 	})
 
 	t.Run("RedeliverAndCounts", func(t *testing.T) {
