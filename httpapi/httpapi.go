@@ -147,6 +147,16 @@ type route struct {
 	handler handlerFunc
 }
 
+// keyInTx are the routes whose Idempotency-Key is taken in the
+// transaction of the request's first change, not in a commit of its own
+// (see api.keyInTx): their services change nothing before their first
+// idem.Step or idem.Finish.
+var keyInTx = map[string]bool{
+	"/v1/card_sessions":                true,
+	"/v1/payment_intents":              true,
+	"/v1/payment_intents/{id}/confirm": true,
+}
+
 // table collects every feature's route table: each feature's file has its
 // own, so features are added without touching this one. The OpenAPI test
 // compares docs/openapi.json with it.
@@ -254,7 +264,7 @@ func (a *api) endpoint(rt route) http.Handler {
 			setStore(r, c.store.ID)
 		}
 		if rt.method == http.MethodPost && c.store != nil && !c.publishable {
-			a.idempotent(w, r, c, rt.handler)
+			a.idempotent(w, r, c, rt.handler, keyInTx[rt.path])
 			return
 		}
 		rt.handler(w, r, c)

@@ -76,7 +76,12 @@ const (
 //     Retry-After: 1;
 //   - the first request finished: its status and body bytes are sent again
 //     with Idempotent-Replayed: true; the handler does not run.
-func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc) {
+//
+// With keyInTx the key is not taken in a commit of its own: the service
+// takes it in the transaction of the request's first change (see
+// [api.keyInTx]). Only for routes whose services change nothing before
+// their first idem.Step or idem.Finish.
+func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, keyInTx bool) {
 	values, present := r.Header["Idempotency-Key"]
 	if !present {
 		h(w, r, c)
@@ -102,23 +107,52 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			a.log.WarnContext(ctx, "idempotency: delete expired", slog.String("request_id", requestID(ctx)), slog.Any("error", err))
 		}
 	}
-	token := rand.Text()
-	rec, began, err := a.cfg.Storage.IdempotencyBegin(ctx, storage.IdempotencyBeginParams{
+	begin := storage.IdempotencyBeginParams{
 		StoreID:     c.store.ID,
 		Key:         key,
 		Fingerprint: fingerprint,
-		LockToken:   token,
+		LockToken:   rand.Text(),
 		Now:         now,
 		LockedUntil: now.Add(IdempotencyLockTimeout),
 		ExpiresAt:   now.Add(IdempotencyKeyTTL),
-	})
+	}
+	if keyInTx {
+		// A read tells whether the key is free; if it is, no commit of its
+		// own: the service takes it with its first change.
+		rec, err := a.cfg.Storage.IdempotencyGet(ctx, c.store.ID, key)
+		switch {
+		case errors.Is(err, storage.ErrNotFound) || err == nil && !now.Before(rec.ExpiresAt):
+			if a.keyInTx(w, r, c, h, begin) {
+				return
+			}
+			// The handler read the body: put it back for the run below.
+			r.Body = readCloser{bytes.NewReader(body), r.Body}
+		case err != nil:
+			a.writeError(w, r, fmt.Errorf("idempotency: read: %w", err))
+			return
+		case !bytes.Equal(rec.Fingerprint, fingerprint):
+			a.writeError(w, r, errKeyReused())
+			return
+		case rec.Completed():
+			writeReplay(w, rec.Status, rec.Body)
+			return
+		case now.Before(rec.LockedUntil):
+			a.writeError(w, r, keelpay.ErrIdempotencyKeyInUse(time.Second))
+			return
+		}
+		// An abandoned run's key: taken over below, and resumed.
+	}
+	// The key is taken in a commit of its own (or the key was found in
+	// use above, and this request is answered as a retry). The token
+	// holds no record: keyInTx gives up only when it took nothing.
+	token := begin.LockToken
+	rec, began, err := a.cfg.Storage.IdempotencyBegin(ctx, begin)
 	switch {
 	case err != nil:
 		a.writeError(w, r, fmt.Errorf("idempotency: begin: %w", err))
 		return
 	case !bytes.Equal(rec.Fingerprint, fingerprint):
-		a.writeError(w, r, keelpay.NewError(keelpay.CodeIdempotencyKeyReused,
-			"The Idempotency-Key was already used with another method, path or body."))
+		a.writeError(w, r, errKeyReused())
 		return
 	case !began && !rec.Completed():
 		a.writeError(w, r, keelpay.ErrIdempotencyKeyInUse(time.Second))
@@ -150,21 +184,102 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 	h(rw, r, c)
 }
 
+func errKeyReused() error {
+	return keelpay.NewError(keelpay.CodeIdempotencyKeyReused,
+		"The Idempotency-Key was already used with another method, path or body.")
+}
+
+// keyInTx runs the handler of a request whose key is free as far as a
+// read can tell, without a commit for the key: the first change the
+// service makes takes the key in its own transaction (idem.Claim.Begin),
+// and the last one stores the response with it, so a create or a confirm
+// costs no commit more than without a key. The response is held until
+// then. It reports false, having sent nothing, when the key turned out to
+// be in use (held, answered, or left with progress by a run that did not
+// finish): the caller then answers as for a retry. A response stored that
+// way is 409 or 404 about the state of things, decided without a change.
+func (a *api) keyInTx(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams) bool {
+	claim := &idem.Claim{StoreID: begin.StoreID, Key: begin.Key, LockToken: begin.LockToken, Begin: &begin}
+	r = r.WithContext(idem.NewContext(r.Context(), claim))
+	rw := &recordingWriter{ResponseWriter: w, header: http.Header{}}
+	panicked := true
+	defer func() {
+		if !panicked {
+			return
+		}
+		// The middleware answers 500 and logs the panic; a lock this run
+		// took is freed, as for any 500.
+		if claim.Began() {
+			_ = a.cfg.Storage.IdempotencyRelease(context.WithoutCancel(r.Context()), begin.StoreID, begin.Key, begin.LockToken)
+		}
+	}()
+	h(rw, r, c)
+	panicked = false
+	if claim.Busy() {
+		return false
+	}
+	status := sentStatus(rw.status)
+	body := rw.body.Bytes()
+	ctx := context.WithoutCancel(r.Context())
+	stored := storedResponse(status, rw.header, body)
+	var err error
+	if claim.Began() {
+		err = a.settleKey(ctx, begin.StoreID, begin.Key, begin.LockToken, claim, status, rw.header, body)
+	}
+	if (!claim.Began() || errors.Is(err, storage.ErrNotFound)) && stored {
+		// Nothing took the key (or the transaction that took it rolled
+		// back): the answer, decided without a change, is kept in one
+		// commit.
+		err = a.storeAnswer(ctx, begin, status, body)
+	} else if errors.Is(err, storage.ErrNotFound) {
+		err = nil // nothing to free
+	}
+	if errors.Is(err, idem.ErrKeyBusy) {
+		return false
+	}
+	if err != nil {
+		a.log.ErrorContext(ctx, "idempotency: store the response", slog.String("request_id", requestID(ctx)), slog.Any("error", err))
+	}
+	rw.flush()
+	return true
+}
+
+// storeAnswer keeps the answer of a request that changed nothing for its
+// key, in one commit; idem.ErrKeyBusy when another run took the key
+// meanwhile.
+func (a *api) storeAnswer(ctx context.Context, begin storage.IdempotencyBeginParams, status int, body []byte) error {
+	taken, err := a.cfg.Storage.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+		IdempotencyBeginParams: begin, RecoveryPoint: idem.Done, Status: status, Body: body,
+	})
+	if err == nil && !taken {
+		err = idem.ErrKeyBusy
+	}
+	return err
+}
+
+// settleKey stores the response of the run that holds the key with token,
+// or frees the key when the response is not kept (see storedResponse).
+// Nothing is left to do when the claim's last change stored exactly this
+// response. ErrNotFound: the run does not hold the key.
+func (a *api) settleKey(ctx context.Context, storeID, key, token string, claim *idem.Claim, status int, header http.Header, body []byte) error {
+	if claim != nil && claim.Answered(status, body) {
+		return nil
+	}
+	if storedResponse(status, header, body) {
+		return a.cfg.Storage.IdempotencyComplete(ctx, storage.IdempotencyCompleteParams{
+			StoreID: storeID, Key: key, LockToken: token, Status: status, Body: body,
+		})
+	}
+	return a.cfg.Storage.IdempotencyRelease(ctx, storeID, key, token)
+}
+
 // finishIdempotent stores the response of a request that started, or
 // frees the key of one that did not. The response is already written: a
 // failure here is only logged. It runs even when the client went away, so
 // that a request that changed something is not run again.
 func (a *api) finishIdempotent(r *http.Request, storeID, key, token string, rw *recordingWriter) {
 	ctx := context.WithoutCancel(r.Context())
-	status := sentStatus(rw.status)
-	var err error
-	if storedResponse(status, rw.Header(), rw.body.Bytes()) {
-		err = a.cfg.Storage.IdempotencyComplete(ctx, storage.IdempotencyCompleteParams{
-			StoreID: storeID, Key: key, LockToken: token, Status: status, Body: rw.body.Bytes(),
-		})
-	} else {
-		err = a.cfg.Storage.IdempotencyRelease(ctx, storeID, key, token)
-	}
+	err := a.settleKey(ctx, storeID, key, token, idem.FromContext(r.Context()), sentStatus(rw.status), rw.Header(), rw.body.Bytes())
 	if errors.Is(err, storage.ErrNotFound) {
 		a.log.WarnContext(ctx, "idempotency: the request outlived its key's lock; its response was not stored",
 			slog.String("request_id", requestID(ctx)), slog.Duration("lock_timeout", IdempotencyLockTimeout))
@@ -289,18 +404,28 @@ func writeReplay(w http.ResponseWriter, status int, body []byte) {
 }
 
 // recordingWriter writes the response through and keeps a copy of its
-// status and body.
+// status and body. A held one (header set) writes nothing until flush.
 type recordingWriter struct {
 	http.ResponseWriter
 	status int
 	body   bytes.Buffer
+	header http.Header // held: the response's header, sent by flush
+}
+
+func (w *recordingWriter) Header() http.Header {
+	if w.header != nil {
+		return w.header
+	}
+	return w.ResponseWriter.Header()
 }
 
 func (w *recordingWriter) WriteHeader(code int) {
 	if w.status == 0 && code >= 200 {
 		w.status = code
 	}
-	w.ResponseWriter.WriteHeader(code)
+	if w.header == nil {
+		w.ResponseWriter.WriteHeader(code)
+	}
 }
 
 func (w *recordingWriter) Write(b []byte) (int, error) {
@@ -308,7 +433,20 @@ func (w *recordingWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	w.body.Write(b)
+	if w.header != nil {
+		return len(b), nil
+	}
 	return w.ResponseWriter.Write(b)
+}
+
+// flush sends a held response.
+func (w *recordingWriter) flush() {
+	h := w.ResponseWriter.Header()
+	for k, v := range w.header {
+		h[k] = v
+	}
+	w.ResponseWriter.WriteHeader(sentStatus(w.status))
+	_, _ = w.ResponseWriter.Write(w.body.Bytes())
 }
 
 func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/payments"
 )
 
@@ -56,7 +57,11 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	if !ok {
-		a.log.ErrorContext(r.Context(), "internal error", slog.Any("error", err))
+		if !errors.Is(err, idem.ErrKeyBusy) {
+			// (A busy key's answer is discarded: the request is answered
+			// as a retry of the run that holds the key.)
+			a.log.ErrorContext(r.Context(), "internal error", slog.Any("error", err))
+		}
 		e = keelpay.NewError(keelpay.CodeInternalError, "Internal error.")
 	}
 	if e.RetryAfter > 0 {

@@ -71,6 +71,23 @@ type IdempotencyProgressParams struct {
 	LockToken     string
 	RecoveryPoint string
 	ObjectID      string
+	// Status, when > 0, completes the run with the step: the response
+	// (Status and Body) is stored and the key unlocked, as by
+	// IdempotencyComplete, in the same statement.
+	Status int
+	Body   []byte
+}
+
+// IdempotencyTakeParams takes a key inside the transaction of a run's
+// first change, with that change's step.
+type IdempotencyTakeParams struct {
+	IdempotencyBeginParams
+	RecoveryPoint string
+	ObjectID      string
+	// Status, when > 0, stores the response at once (Body), completing
+	// the record: a run whose first change is also its last.
+	Status int
+	Body   []byte
 }
 
 // IdempotencyQueries keeps the responses of requests made with an
@@ -89,6 +106,19 @@ type IdempotencyQueries interface {
 	// still locked, or abandoned under another fingerprint. Of concurrent
 	// calls for one free key exactly one begins.
 	IdempotencyBegin(ctx context.Context, p IdempotencyBeginParams) (rec *IdempotencyRecord, began bool, err error)
+	// IdempotencyTake locks (StoreID, Key) for the run p.LockToken with
+	// the step p.RecoveryPoint already reached (and, with p.Status > 0,
+	// completed with its response), in one statement, for a run that
+	// takes its key in the transaction of its first change. It reports
+	// taken false, changing nothing, unless the key is free with nothing
+	// to resume: no record, an expired one, or an unfinished one whose
+	// lock lapsed with the same fingerprint and no recovery point. (Such a
+	// run then goes through IdempotencyBegin, which tells it what holds
+	// the key.)
+	IdempotencyTake(ctx context.Context, p IdempotencyTakeParams) (taken bool, err error)
+	// IdempotencyGet returns the record of (storeID, key) as it is, or
+	// ErrNotFound. It locks nothing: IdempotencyBegin decides who runs.
+	IdempotencyGet(ctx context.Context, storeID, key string) (*IdempotencyRecord, error)
 	// IdempotencyProgress records, for the run that holds the key, the
 	// step it reached. Call it inside the transaction of that step's
 	// change: when the key is no longer held by p.LockToken (it lapsed and

@@ -14,6 +14,7 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -45,6 +46,13 @@ const (
 // that only the retry commits.
 var ErrKeyLost = errors.New("idempotency key taken over by a retry")
 
+// ErrKeyBusy is returned by the first Step or Finish of a [Claim] with
+// Begin set when the key turned out to be held by another run, answered
+// already, or left with progress by a run that did not finish. The
+// change rolls back; the request is then answered as a retry of that run
+// (the HTTP layer discards what the handler wrote).
+var ErrKeyBusy = errors.New("idempotency key already in use")
+
 // A Claim is a request's hold on its Idempotency-Key.
 type Claim struct {
 	StoreID   string
@@ -56,6 +64,35 @@ type Claim struct {
 	// request answers with as is; its response is stored after the
 	// handler instead.
 	Render func(v any) (status int, body []byte, ok bool)
+	// Begin, when set, is the lock on the key not taken yet: the first
+	// Step or Finish takes it inside its own transaction, so that the key
+	// rides in the transaction of the first change it guards instead of a
+	// commit of its own. Only for requests that change nothing before
+	// their first Step or Finish (nothing a second run of the same
+	// request would repeat).
+	Begin *storage.IdempotencyBeginParams
+
+	began    bool // a transaction took the lock (it may have rolled back)
+	busy     bool // the key was found held or answered
+	answered bool // Finish stored status and body, below, with a change
+	status   int
+	body     []byte
+}
+
+// Began reports whether a Step or Finish took the lock of a claim with
+// Begin set. The transaction that took it may have rolled back.
+func (c *Claim) Began() bool { return c.began }
+
+// Busy reports whether the key was found held or answered by another run
+// (ErrKeyBusy).
+func (c *Claim) Busy() bool { return c.busy }
+
+// Answered reports whether Finish stored exactly this response with the
+// request's last change. The services return the result Finish rendered
+// only once its transaction committed, so a handler that answers with
+// these bytes answers with what is stored: nothing is left to store.
+func (c *Claim) Answered(status int, body []byte) bool {
+	return c.answered && c.status == status && bytes.Equal(c.body, body)
 }
 
 type claimKey struct{}
@@ -87,10 +124,9 @@ func Step(ctx context.Context, tx storage.Executor, point, objectID string) erro
 	if c == nil {
 		return nil
 	}
-	err := tx.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
+	return lost(c.progress(ctx, tx, storage.IdempotencyProgressParams{
 		StoreID: c.StoreID, Key: c.Key, LockToken: c.LockToken, RecoveryPoint: point, ObjectID: objectID,
-	})
-	return lost(err)
+	}))
 }
 
 // Finish records, inside tx, that the request's last change committed
@@ -106,15 +142,49 @@ func Finish(ctx context.Context, tx storage.Executor, objectID string, v any) er
 	if !ok {
 		return nil
 	}
-	err := tx.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
+	err := c.progress(ctx, tx, storage.IdempotencyProgressParams{
 		StoreID: c.StoreID, Key: c.Key, LockToken: c.LockToken, RecoveryPoint: Done, ObjectID: objectID,
+		Status: status, Body: body,
 	})
 	if err == nil {
-		err = tx.IdempotencyComplete(ctx, storage.IdempotencyCompleteParams{
-			StoreID: c.StoreID, Key: c.Key, LockToken: c.LockToken, Status: status, Body: body,
-		})
+		c.answered, c.status, c.body = true, status, body
 	}
 	return lost(err)
+}
+
+// progress records step p inside tx (with its response when p.Status >
+// 0). A claim whose Begin is still to be taken takes the key with the
+// step, in one statement; so does one whose key is not this run's after
+// all: the transaction that took it rolled back (a failed change, or a
+// transaction run again after a serialisation failure).
+func (c *Claim) progress(ctx context.Context, tx storage.Executor, p storage.IdempotencyProgressParams) error {
+	if c.Begin != nil && !c.began {
+		return c.take(ctx, tx, p)
+	}
+	err := tx.IdempotencyProgress(ctx, p)
+	if errors.Is(err, storage.ErrNotFound) && c.Begin != nil {
+		return c.take(ctx, tx, p)
+	}
+	return err
+}
+
+// take locks the key inside tx with step p. A key that another run holds
+// or answered, or that a run which did not finish left with progress, is
+// ErrKeyBusy: the caller decides as for a retry.
+func (c *Claim) take(ctx context.Context, tx storage.Executor, p storage.IdempotencyProgressParams) error {
+	taken, err := tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+		IdempotencyBeginParams: *c.Begin,
+		RecoveryPoint:          p.RecoveryPoint, ObjectID: p.ObjectID, Status: p.Status, Body: p.Body,
+	})
+	if err != nil {
+		return err
+	}
+	if !taken {
+		c.busy = true
+		return ErrKeyBusy
+	}
+	c.began = true
+	return nil
 }
 
 func lost(err error) error {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -52,6 +53,11 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return rec, began, nil
 }
 
+func (q *queries) IdempotencyGet(ctx context.Context, storeID, key string) (*storage.IdempotencyRecord, error) {
+	return q.scanIdempotency(q.q.QueryRow(ctx, `SELECT `+idempotencyColumns+`
+		FROM idempotency_keys WHERE store_id = $1 AND key = $2`, storeID, key))
+}
+
 const idempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
 	status, body, created_at, expires_at, recovery_point, object_id`
 
@@ -94,12 +100,50 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 }
 
 func (q *queries) IdempotencyProgress(ctx context.Context, p storage.IdempotencyProgressParams) error {
+	if p.Status > 0 {
+		body := q.db.codec.SealBody(p.StoreID, p.Key, p.Body)
+		return q.write(ctx, func(w querier) error {
+			tag, err := w.Exec(ctx, `UPDATE idempotency_keys
+				SET recovery_point = $1, object_id = $2, status = $3, body = $4, locked_until = '-infinity'
+				WHERE store_id = $5 AND key = $6 AND lock_token = $7 AND status = 0`,
+				p.RecoveryPoint, p.ObjectID, p.Status, body, p.StoreID, p.Key, p.LockToken)
+			return affectedOne(tag, err)
+		})
+	}
 	return q.write(ctx, func(w querier) error {
 		tag, err := w.Exec(ctx, `UPDATE idempotency_keys SET recovery_point = $1, object_id = $2
 			WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status = 0`,
 			p.RecoveryPoint, p.ObjectID, p.StoreID, p.Key, p.LockToken)
 		return affectedOne(tag, err)
 	})
+}
+
+func (q *queries) IdempotencyTake(ctx context.Context, p storage.IdempotencyTakeParams) (bool, error) {
+	body, lockedUntil := []byte{}, ts(p.LockedUntil)
+	if p.Status > 0 {
+		body, lockedUntil = q.db.codec.SealBody(p.StoreID, p.Key, p.Body), ts(time.Time{})
+	}
+	var taken bool
+	err := q.write(ctx, func(w querier) error {
+		tag, err := w.Exec(ctx, `INSERT INTO idempotency_keys AS k
+				(store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at, recovery_point, object_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (store_id, key) DO UPDATE SET
+				fingerprint = excluded.fingerprint, lock_token = excluded.lock_token,
+				locked_until = excluded.locked_until, status = excluded.status, body = excluded.body,
+				recovery_point = excluded.recovery_point, object_id = excluded.object_id,
+				created_at = excluded.created_at, expires_at = excluded.expires_at
+			WHERE k.expires_at <= $8
+				OR (k.status = 0 AND k.locked_until <= $8 AND k.fingerprint = excluded.fingerprint AND k.recovery_point = '')`,
+			p.StoreID, p.Key, p.Fingerprint, p.LockToken, lockedUntil, max(p.Status, 0), body, ts(p.Now), ts(p.ExpiresAt),
+			p.RecoveryPoint, p.ObjectID)
+		if err != nil {
+			return mapErr(err)
+		}
+		taken = tag.RowsAffected() == 1
+		return nil
+	})
+	return taken, err
 }
 
 func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
@@ -128,6 +172,18 @@ func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToke
 }
 
 func (q *queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	if !q.inTx {
+		// Outside a transaction, a read on the index first: most sweeps
+		// find nothing, and then write nothing.
+		var one int
+		err := q.q.QueryRow(ctx, `SELECT 1 FROM idempotency_keys WHERE expires_at <= $1 LIMIT 1`, ts(now)).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, mapErr(err)
+		}
+	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
 		// Rows another transaction holds (a key being taken over) are left

@@ -43,6 +43,11 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return rec, !rec.Completed() && rec.LockToken == p.LockToken, nil
 }
 
+func (q *queries) IdempotencyGet(ctx context.Context, storeID, key string) (*storage.IdempotencyRecord, error) {
+	return q.scanIdempotency(q.r.QueryRowContext(ctx, `SELECT `+idempotencyColumns+`
+		FROM idempotency_keys WHERE store_id = ? AND key = ?`, storeID, key))
+}
+
 const idempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
 	status, body, created_at, expires_at, recovery_point, object_id`
 
@@ -91,12 +96,53 @@ func (q *queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 }
 
 func (q *queries) IdempotencyProgress(ctx context.Context, p storage.IdempotencyProgressParams) error {
+	if p.Status > 0 {
+		body := q.db.codec.SealBody(p.StoreID, p.Key, p.Body)
+		return q.write(ctx, func(w querier) error {
+			res, err := w.ExecContext(ctx, `UPDATE idempotency_keys
+				SET recovery_point = ?, object_id = ?, status = ?, body = ?, locked_until = 0
+				WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`,
+				p.RecoveryPoint, p.ObjectID, p.Status, body, p.StoreID, p.Key, p.LockToken)
+			return affectedOne(res, err)
+		})
+	}
 	return q.write(ctx, func(w querier) error {
 		res, err := w.ExecContext(ctx, `UPDATE idempotency_keys SET recovery_point = ?, object_id = ?
 			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`,
 			p.RecoveryPoint, p.ObjectID, p.StoreID, p.Key, p.LockToken)
 		return affectedOne(res, err)
 	})
+}
+
+func (q *queries) IdempotencyTake(ctx context.Context, p storage.IdempotencyTakeParams) (bool, error) {
+	body, lockedUntil := []byte{}, micros(p.LockedUntil)
+	if p.Status > 0 {
+		body, lockedUntil = q.db.codec.SealBody(p.StoreID, p.Key, p.Body), 0
+	}
+	var taken bool
+	err := q.write(ctx, func(w querier) error {
+		now := micros(p.Now)
+		res, err := w.ExecContext(ctx, `INSERT INTO idempotency_keys
+			(store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at, recovery_point, object_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (store_id, key) DO UPDATE SET
+				fingerprint = excluded.fingerprint, lock_token = excluded.lock_token,
+				locked_until = excluded.locked_until, status = excluded.status, body = excluded.body,
+				recovery_point = excluded.recovery_point, object_id = excluded.object_id,
+				created_at = excluded.created_at, expires_at = excluded.expires_at
+			WHERE idempotency_keys.expires_at <= ?
+				OR (idempotency_keys.status = 0 AND idempotency_keys.locked_until <= ?
+					AND idempotency_keys.fingerprint = excluded.fingerprint AND idempotency_keys.recovery_point = '')`,
+			p.StoreID, p.Key, p.Fingerprint, p.LockToken, lockedUntil, max(p.Status, 0), body, now, micros(p.ExpiresAt),
+			p.RecoveryPoint, p.ObjectID, now, now)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err := res.RowsAffected()
+		taken = n == 1
+		return mapErr(err)
+	})
+	return taken, err
 }
 
 func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
@@ -113,6 +159,18 @@ func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToke
 }
 
 func (q *queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	if q.w == nil {
+		// Outside a transaction, a read on the index first: most sweeps
+		// find nothing, and then cost the writer nothing.
+		var one int
+		err := q.r.QueryRowContext(ctx, `SELECT 1 FROM idempotency_keys WHERE expires_at <= ? LIMIT 1`, micros(now)).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, mapErr(err)
+		}
+	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
 		res, err := w.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,106 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 				t.Errorf("locked record (-want +got):\n%s", diff)
 			}
 		}
+	})
+
+	t.Run("GetReadsWithoutLocking", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		_, err := db.IdempotencyGet(ctx, store, "k1")
+		require.ErrorIs(t, err, storage.ErrNotFound)
+		begun, _, err := db.IdempotencyBegin(ctx, params(store, "k1", "f", "tok1", t0))
+		require.NoError(t, err)
+		got, err := db.IdempotencyGet(ctx, store, "k1")
+		require.NoError(t, err)
+		if diff := cmp.Diff(begun, got); diff != "" {
+			t.Errorf("read of a locked record (-begun +got):\n%s", diff)
+		}
+		require.NoError(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 201, "sealed answer\n")))
+		got, err = db.IdempotencyGet(ctx, store, "k1")
+		require.NoError(t, err)
+		require.Equal(t, 201, got.Status)
+		require.Equal(t, "sealed answer\n", string(got.Body), "the body comes back opened")
+		// Keys are per store.
+		other := NewStoreRecord(t0)
+		require.NoError(t, db.StoreInsert(ctx, other))
+		_, err = db.IdempotencyGet(ctx, other.ID, "k1")
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	})
+
+	t.Run("TakeLocksAFreeKeyWithItsStep", func(t *testing.T) {
+		t.Parallel()
+		db, store := setup(t)
+		take := func(key, fp, token string, now time.Time, point string, status int, body string) bool {
+			t.Helper()
+			var taken bool
+			require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+				var err error
+				taken, err = tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+					IdempotencyBeginParams: params(store, key, fp, token, now),
+					RecoveryPoint:          point, ObjectID: "obj_" + token, Status: status, Body: []byte(body),
+				})
+				return err
+			}))
+			return taken
+		}
+		get := func(key string) *storage.IdempotencyRecord {
+			t.Helper()
+			rec, err := db.IdempotencyGet(ctx, store, key)
+			require.NoError(t, err)
+			return rec
+		}
+
+		// A free key is locked with the step...
+		require.True(t, take("k1", "f", "tok1", t0, "attempt", 0, ""))
+		want := &storage.IdempotencyRecord{StoreID: store, Key: "k1", Fingerprint: fingerprint("f"), LockToken: "tok1",
+			LockedUntil: t0.Add(lock), CreatedAt: t0, ExpiresAt: t0.Add(ttl), RecoveryPoint: "attempt", ObjectID: "obj_tok1"}
+		if diff := cmp.Diff(want, get("k1")); diff != "" {
+			t.Errorf("taken record (-want +got):\n%s", diff)
+		}
+		// ...and then held: not taken by another run, even after its lock
+		// lapsed, since it has a step to resume (IdempotencyBegin's work).
+		require.False(t, take("k1", "f", "tok2", t0.Add(time.Second), "attempt", 0, ""))
+		require.False(t, take("k1", "f", "tok2", t0.Add(2*lock), "attempt", 0, ""))
+		require.Equal(t, "tok1", get("k1").LockToken)
+		// A step completed with the response.
+		require.NoError(t, db.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
+			StoreID: store, Key: "k1", LockToken: "tok1", RecoveryPoint: "done", ObjectID: "obj_tok1",
+			Status: 200, Body: []byte("answer\n"),
+		}))
+		rec := get("k1")
+		require.Equal(t, 200, rec.Status)
+		require.Equal(t, "answer\n", string(rec.Body))
+		require.Equal(t, "done", rec.RecoveryPoint)
+		require.True(t, rec.LockedUntil.IsZero(), "unlocked")
+		require.ErrorIs(t, db.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
+			StoreID: store, Key: "k1", LockToken: "tok1", RecoveryPoint: "done", Status: 200, Body: []byte("again"),
+		}), storage.ErrNotFound, "a completed record is not completed again")
+		// An answered key is not taken until it expires.
+		require.False(t, take("k1", "f", "tok3", t0.Add(ttl-time.Microsecond), "", 201, "x"))
+		require.True(t, take("k1", "g", "tok3", t0.Add(ttl), "done", 201, "fresh\n"), "expired")
+		rec = get("k1")
+		require.Equal(t, 201, rec.Status)
+		require.Equal(t, "fresh\n", string(rec.Body))
+		require.Equal(t, fingerprint("g"), rec.Fingerprint)
+
+		// A lapsed run that committed nothing is taken over by the same
+		// request only.
+		require.True(t, take("k2", "f", "tok1", t0, "", 0, ""))
+		require.False(t, take("k2", "other", "tok2", t0.Add(lock), "attempt", 0, ""))
+		require.False(t, take("k2", "f", "tok2", t0.Add(lock-time.Microsecond), "attempt", 0, ""))
+		require.True(t, take("k2", "f", "tok2", t0.Add(lock), "attempt", 0, ""))
+		require.Equal(t, "tok2", get("k2").LockToken)
+
+		// Taken in a transaction that rolls back: nothing is left.
+		errRollback := errors.New("roll back")
+		require.ErrorIs(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			taken, err := tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{IdempotencyBeginParams: params(store, "k3", "f", "tok1", t0)})
+			require.NoError(t, err)
+			require.True(t, taken)
+			return errRollback
+		}), errRollback)
+		_, err := db.IdempotencyGet(ctx, store, "k3")
+		require.ErrorIs(t, err, storage.ErrNotFound)
 	})
 
 	t.Run("CompleteStoresTheResponse", func(t *testing.T) {

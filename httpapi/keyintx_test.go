@@ -1,0 +1,178 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
+)
+
+// An Idempotency-Key on a create or a confirm rides in the transactions
+// of the work it guards: the key costs no commit of its own, and the
+// answer is stored with the last change. These tests hold the adapters'
+// transaction counts to that, and the guarantee to what it was when the
+// key had a commit of its own: concurrent requests with one key do the
+// work once.
+
+// transactions returns the write transactions the bundle's database
+// committed so far.
+func (b *bundle) transactions(t *testing.T) int64 {
+	t.Helper()
+	s, ok := b.db.(interface{ Stats() storage.Stats })
+	require.True(t, ok, "the adapter counts its transactions")
+	return s.Stats().Transactions
+}
+
+// costs runs rq and returns its response and the transactions it
+// committed. Nothing else runs meanwhile: the bundle's dispatcher and
+// reconcilers are driven by the tests.
+func (b *bundle) costs(t *testing.T, rq req) (*response, int64) {
+	t.Helper()
+	before := b.transactions(t)
+	r := b.do(t, rq)
+	return r, b.transactions(t) - before
+}
+
+func eachDB(t *testing.T, f func(t *testing.T, b *bundle)) {
+	t.Run("SQLite", func(t *testing.T) {
+		t.Parallel()
+		f(t, setup(t))
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		t.Parallel()
+		f(t, setup(t, func(o *options) { o.db = postgrestest.NewDB(t) }))
+	})
+}
+
+// savedCardPayment sets up a store with a saved card and returns the body
+// of an intent for it.
+func (b *bundle) savedCardPayment(t *testing.T) (shop, map[string]any) {
+	t.Helper()
+	s := b.shop(t, "app_shop")
+	body := intentBody(s, 2500)
+	body["payment_method"] = b.saveCard(t, s, "4242424242424242")
+	return s, body
+}
+
+func TestIdempotencyKeyCostsNoCommitOfItsOwn(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, b *bundle) {
+		s, body := b.savedCardPayment(t)
+
+		// Without a key: the intent; then the attempt, and the outcome
+		// with its event.
+		plain, n := b.costs(t, req{method: "POST", path: "/v1/payment_intents", key: s.sk, body: body})
+		require.Equal(t, http.StatusCreated, plain.Status, "%s", plain.Raw)
+		require.EqualValues(t, 1, n, "a create")
+		r, n := b.costs(t, req{method: "POST", path: "/v1/payment_intents/" + plain.str("id") + "/confirm", key: s.sk})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+		require.EqualValues(t, 2, n, "a confirm")
+
+		// With a key: the same transactions, no more.
+		create := keyed("POST", "/v1/payment_intents", s.sk, "create-1", body)
+		created, n := b.costs(t, create)
+		requireFresh(t, created, http.StatusCreated)
+		require.EqualValues(t, 1, n, "a keyed create")
+		confirm := keyed("POST", "/v1/payment_intents/"+created.str("id")+"/confirm", s.sk, "confirm-1", nil)
+		confirmed, n := b.costs(t, confirm)
+		requireFresh(t, confirmed, http.StatusOK)
+		require.Equal(t, string(keelpay.IntentSucceeded), confirmed.str("status"))
+		require.EqualValues(t, 2, n, "a keyed confirm")
+
+		// The answers were stored with the work: a retry is a replay and
+		// commits nothing.
+		for _, rq := range []req{create, confirm} {
+			again, n := b.costs(t, rq)
+			requireReplay(t, map[string]*response{create.path: created, confirm.path: confirmed}[rq.path], again)
+			require.Zero(t, n)
+		}
+		session := keyed("POST", "/v1/card_sessions", s.sk, "session-1",
+			map[string]any{"customer": customerJSON(), "page_origins": []string{"https://shop.example"}})
+		opened, n := b.costs(t, session)
+		requireFresh(t, opened, http.StatusCreated)
+		require.EqualValues(t, 1, n, "a keyed card session")
+		again, n := b.costs(t, session)
+		requireReplay(t, opened, again)
+		require.Zero(t, n)
+
+		// An answer decided without a change is kept in one commit; one
+		// rejected by validation is not kept at all.
+		missing := keyed("POST", "/v1/payment_intents/"+keelpay.NewID(keelpay.PrefixPaymentIntent)+"/confirm", s.sk, "confirm-2", nil)
+		notFound, n := b.costs(t, missing)
+		requireError(t, notFound, http.StatusNotFound, "payment_intent_not_found")
+		require.EqualValues(t, 1, n)
+		again, n = b.costs(t, missing)
+		requireReplay(t, notFound, again)
+		require.Zero(t, n)
+		bad, n := b.costs(t, keyed("POST", "/v1/payment_intents", s.sk, "create-2", map[string]any{"amount": -1}))
+		require.Equal(t, http.StatusBadRequest, bad.Status)
+		require.Zero(t, n)
+
+		// The same key with another body is still refused.
+		other := intentBody(s, 2600)
+		requireError(t, b.do(t, keyed("POST", "/v1/payment_intents", s.sk, "create-1", other)),
+			http.StatusUnprocessableEntity, "idempotency_key_reused")
+	})
+}
+
+// TestConcurrentKeyedConfirmsChargeOnce: confirms with one key sent at
+// once. Each takes the key in its attempt's transaction; exactly one
+// does, and the others answer as retries: 409 idempotency_key_in_use
+// while it runs, its answer once it finished. One charge, one intent.
+func TestConcurrentKeyedConfirmsChargeOnce(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, b *bundle) {
+		s, body := b.savedCardPayment(t)
+
+		const n = 8
+		run := func(rq req) []*response {
+			out := make([]*response, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { out[i] = b.do(t, rq) })
+			}
+			wg.Wait()
+			return out
+		}
+		// requireOneRun: one fresh answer; the rest are that answer
+		// replayed or 409 idempotency_key_in_use.
+		requireOneRun := func(rs []*response, status int) *response {
+			t.Helper()
+			var fresh *response
+			for _, r := range rs {
+				if r.Status == http.StatusConflict {
+					requireError(t, r, http.StatusConflict, "idempotency_key_in_use")
+					continue
+				}
+				require.Equal(t, status, r.Status, "%s", r.Raw)
+				if r.Header.Get("Idempotent-Replayed") == "" {
+					require.Nil(t, fresh, "a second fresh answer: %s", r.Raw)
+					fresh = r
+				}
+			}
+			require.NotNil(t, fresh, "one request ran")
+			for _, r := range rs {
+				if r.Status == status && r != fresh {
+					requireReplay(t, fresh, r)
+				}
+			}
+			return fresh
+		}
+
+		created := requireOneRun(run(keyed("POST", "/v1/payment_intents", s.sk, "create", body)), http.StatusCreated)
+		list := b.do(t, req{method: "GET", path: "/v1/payment_intents?limit=100", key: s.sk})
+		require.Len(t, list.Body["data"], 1, "one intent for the key")
+
+		id := created.str("id")
+		confirmed := requireOneRun(run(keyed("POST", "/v1/payment_intents/"+id+"/confirm", s.sk, "confirm", nil)), http.StatusOK)
+		require.Equal(t, string(keelpay.IntentSucceeded), confirmed.str("status"))
+		require.Equal(t, 1, b.sandbox.Charges(), "one charge")
+		require.Equal(t, 1, b.sandbox.ChargeCount(b.record(t, s, id).AttemptID))
+		b.requireOneEvent(t, s, keelpay.EventPaymentIntentSucceeded, id)
+	})
+}
