@@ -37,6 +37,12 @@ type Config struct {
 	// Share the service's clock so that moving it moves the sandbox too.
 	// Default [keelpay.SystemClock].
 	Clock keelpay.Clock
+	// IdleTime is how long the connection to a sandbox file stays open
+	// unused: closing it frees its page cache, which SQLite keeps outside
+	// the Go heap; the next call opens it again. Default
+	// IdleTimeDefault; negative keeps it open. An in-memory sandbox keeps
+	// its connection (the database lives in it).
+	IdleTime time.Duration
 	// Path is the sandbox's own SQLite file, where it keeps saved cards,
 	// charges, voids, refunds, 3D Secure challenges and unknown outcomes,
 	// so that a sandbox reopened on it after a crash answers every lookup
@@ -49,8 +55,12 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	c.BaseURL = strings.TrimRight(cmp.Or(c.BaseURL, BaseURLDefault), "/")
 	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
+	c.IdleTime = cmp.Or(c.IdleTime, IdleTimeDefault)
 	return c
 }
+
+// IdleTimeDefault is the default of Config.IdleTime.
+const IdleTimeDefault = 15 * time.Second
 
 // Sandbox is an in-process payment provider. It implements
 // [provider.Provider] and [provider.Notifier] and is safe for concurrent use.
@@ -82,7 +92,7 @@ type attempt struct{ merchantID, attemptID string }
 // SetUnavailable, SetAccessPending, SetNotifier, SetBaseURL) are not kept.
 func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	cfg = cfg.WithDefaults()
-	db, err := openDB(ctx, cfg.Path)
+	db, err := openDB(ctx, cfg.Path, cfg.IdleTime)
 	if err != nil {
 		return nil, err
 	}
