@@ -1,8 +1,8 @@
 package webhooks
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -98,11 +98,12 @@ func (v *Verifier) VerifyValues(msgID, timestamp, signatureHeader string, body [
 	if !ok {
 		return ErrInvalidTimestamp
 	}
-	now, ts := v.now(), time.Unix(unix, 0)
-	if now.Sub(ts) > v.tolerance {
+	// One subtraction: it saturates, so a timestamp far in the future
+	// comes out as the most negative duration.
+	switch age := v.now().Sub(time.Unix(unix, 0)); {
+	case age > v.tolerance:
 		return ErrTooOld
-	}
-	if ts.Sub(now) > v.tolerance {
+	case age < -v.tolerance:
 		return ErrTooNew
 	}
 	for _, k := range v.keys {
@@ -134,34 +135,24 @@ func parseSeconds(s string) (int64, bool) {
 	return n, true
 }
 
-// strictBase64 rejects non-canonical encodings, so exactly one spelling of a
-// signature is accepted, as with the Standard Webhooks libraries, which compare
-// the base64 text.
-var strictBase64 = base64.StdEncoding.Strict()
-
 // matches reports whether any "v1,<base64>" entry of the space-separated
-// header equals sum, comparing in constant time.
+// header is the base64 of sum, comparing in constant time. Comparing the
+// text, as the Standard Webhooks libraries do, accepts exactly one spelling
+// of a signature: the canonical one that base64.StdEncoding writes.
 func matches(header string, sum *[sha256.Size]byte) bool {
-	// Both buffers stay on the stack: decoding from a string would need a
+	// Both buffers stay on the stack: comparing with a string would need a
 	// []byte conversion, which allocates above 32 bytes.
-	var enc [44]byte
-	var got [sha256.Size]byte
+	var want, got [44]byte
+	base64.StdEncoding.Encode(want[:], sum[:])
 	for header != "" {
 		var entry string
 		entry, header, _ = strings.Cut(header, " ")
 		version, sig, ok := strings.Cut(entry, ",")
-		// The base64 of 32 bytes is 44 characters ending in exactly one
-		// '='; anything else would decode to another length (an unpadded
-		// 44-character string is 33 bytes and must not reach got).
-		if !ok || version != "v1" || len(sig) != len(enc) || sig[len(sig)-1] != '=' || sig[len(sig)-2] == '=' {
+		if !ok || version != "v1" || len(sig) != len(got) {
 			continue
 		}
-		copy(enc[:], sig)
-		n, err := strictBase64.Decode(got[:], enc[:])
-		if err != nil || n != len(got) {
-			continue
-		}
-		if hmac.Equal(got[:], sum[:]) {
+		copy(got[:], sig)
+		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
 			return true
 		}
 	}
