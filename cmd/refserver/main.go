@@ -15,6 +15,8 @@
 //	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
 //	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,
 //	                                   ./keelpay.sandbox.db); not used with -sandbox-url
+//	-pprof        KEELPAY_PPROF_ADDR   serve the Go runtime's profiles (net/http/pprof) at this
+//	                                   address, on a listener apart from the API (default off)
 //	-new-key                           print a new encryption key and exit
 //
 // Secrets in the database are sealed with the keys of KEELPAY_ENCRYPTION_KEY

@@ -260,3 +260,32 @@ func TestDatabasePasswordIsNeverPrinted(t *testing.T) {
 		require.Equal(t, want, redactDSN(dsn))
 	}
 }
+
+// -pprof serves the runtime's profiles on a listener of its own; the API's
+// address never serves them, with or without the flag.
+func TestProfilesOnlyWhereAsked(t *testing.T) {
+	t.Parallel()
+	get := func(u string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(u)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	on := start(t, t.TempDir(), nil, "-addr", "127.0.0.1:0", "-pprof", "127.0.0.1:0")
+	m := regexp.MustCompile(`profiles \(net/http/pprof\) at (http://\S+)`).FindStringSubmatch(on.curl)
+	require.NotNil(t, m, on.curl)
+	require.NotContains(t, m[1], on.url)
+	code, body := get(m[1] + "heap?debug=1")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "heap profile")
+	code, _ = get(on.url + "/debug/pprof/heap?debug=1")
+	require.Equal(t, http.StatusNotFound, code)
+
+	off := start(t, t.TempDir(), nil, "-addr", "127.0.0.1:0")
+	require.NotContains(t, off.curl, "pprof")
+	code, _ = get(off.url + "/debug/pprof/")
+	require.Equal(t, http.StatusNotFound, code)
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,7 @@ type config struct {
 	keyFile    string
 	logFormat  string
 	newKey     bool
+	pprofAddr  string
 	sandboxURL string
 	sandboxDB  string
 }
@@ -49,6 +51,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.keyFile, "key-file", getenv("KEELPAY_KEY_FILE"),
 		"file with the encryption keys (id:base64key, the current one first) (env KEELPAY_KEY_FILE); default for SQLite: the database path + .key, created if missing")
 	fs.BoolVar(&c.newKey, "new-key", false, "print a new random encryption key (id:base64key) and exit")
+	fs.StringVar(&c.pprofAddr, "pprof", getenv("KEELPAY_PPROF_ADDR"),
+		"serve the Go runtime's profiles (net/http/pprof) at this address, apart from the API (env KEELPAY_PPROF_ADDR); default off")
 	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
 	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
@@ -288,6 +292,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 	srv := httpapi.NewServer(mux, log)
+	if cfg.pprofAddr != "" {
+		stopProfiles, err := serveProfiles(cfg.pprofAddr, stdout, log)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("-pprof: %w", err)
+		}
+		defer stopProfiles()
+	}
 
 	sandboxAt := "its own sandbox in " + cfg.sandboxDB + ", served at " + baseURL + "/sandbox/provider/"
 	if sb == nil {
@@ -316,4 +328,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	return nil
+}
+
+// serveProfiles serves net/http/pprof at addr on a listener of its own, so
+// that profiles are never reachable through the API's address. It prints
+// the address as the API's banner does; stop closes it.
+func serveProfiles(addr string, stdout io.Writer, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	// A CPU profile or trace runs for as long as its seconds ask; no
+	// write time-out.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + "/debug/pprof/"
+	fmt.Fprintf(stdout, "profiles (net/http/pprof) at %s\n", url)
+	log.Warn("serving the Go runtime's profiles: keep this address private", slog.String("url", url))
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }
