@@ -62,6 +62,10 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 post() { curl -sf -X POST "$1" -H 'Content-Type: application/json' "${@:3}" -d "$2"; }
 ready() { for _ in $(seq 1 200); do curl -sf "$1" >/dev/null && return 0; sleep 0.05; done; echo "not ready: $1" >&2; return 1; }
 rss() { awk '/VmRSS/{print int($2/1024)}' /proc/$1/status; }
+# cpu PID: CPU seconds (user + system) the process has used.
+cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14+$15)/t}' /proc/$1/stat; }
+# cpuper PID C0 RATE: CPU microseconds per request of a run at RATE/s.
+cpuper() { python3 -c "print('%.1f' % (($(cpu $1) - $2) * 1e6 / max($3 * ${DUR%s}, 1)))"; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 "$work/receiver" -addr 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
@@ -70,6 +74,7 @@ post "$RCV/control/status" '{"status":204}' >/dev/null
 
 AN=127.0.0.1:18181
 (cd "$work" && exec ./anchor -addr $AN -db "$work/anchor.db" 2>"$work/anchor.log") &
+AN_PID=$!
 ready "http://$AN/rows/pi_anchor"
 
 "$work/refserver" -addr 127.0.0.1:0 -db "$work/keelpay.db" >"$work/sqlite.out" 2>"$work/sqlite.log" &
@@ -117,10 +122,18 @@ if non: print("non-2xx responses: " + non.group(1), file=sys.stderr)
 print("%.0f %.2f" % (rps, p99))
 PY
 }
-# pay URL SK CARD CUR [idem]: payments/s and p99 ms.
+# counter URL NAME: a counter of the server's /metrics.
+counter() { curl -sf "$1/metrics" | awk -v n="$2" '$1 == n { printf "%d\n", $2 }'; }
+# pay URL SK CARD CUR [idem]: payments/s, p99 ms, and the write
+# transactions and commits the server's database made per payment during
+# the run (the payment's deliveries, made meanwhile, included).
 pay() {
+  local t0 c0
+  t0=$(counter "$1" keelpay_storage_transactions_total); c0=$(counter "$1" keelpay_storage_commits_total)
   wrk -t2 -c"$CONN" -d"$DUR" --latency -s bench/pay.lua "$1" -- "$2" "$3" "$4" "${5:-}" >"$work/pay.txt"
-  tail -n1 "$work/pay.txt" | awk '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; printf "%.0f %.1f\n", $2 / $6, $8 }'
+  tail -n1 "$work/pay.txt" | awk -v t="$(( $(counter "$1" keelpay_storage_transactions_total) - t0 ))" \
+    -v c="$(( $(counter "$1" keelpay_storage_commits_total) - c0 ))" \
+    '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; n = $2 > 0 ? $2 : 1; printf "%.0f %.1f %.2f %.2f\n", $2 / $6, $8, t / n, c / n }'
 }
 # quiet waits until the receiver has had no request for 1.5 seconds.
 quiet() {
@@ -164,17 +177,19 @@ echo "== $(date -u +%FT%TZ) machine: $(nproc) cores, $(grep -m1 'model name' /pr
 for r in $(seq 1 "$ROUNDS"); do
   echo "-- round $r, load average $(load)"
   rec load $r "$(load)"
+  c0=$(cpu $AN_PID)
   read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/get.lua "http://$AN" -- /rows/pi_anchor)"
-  rec anchor_get $r $v; rec anchor_get_p99 $r $p
+  rec anchor_get $r $v; rec anchor_get_p99 $r $p; rec anchor_get_cpu $r "$(cpuper $AN_PID $c0 $v)"
+  c0=$(cpu $SQ_PID)
   read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/get.lua "$SQ" -- "/v1/payment_intents/$SQ_PI" "$SQ_SK")"
-  rec sq_get $r $v; rec sq_get_p99 $r $p
+  rec sq_get $r $v; rec sq_get_p99 $r $p; rec sq_get_cpu $r "$(cpuper $SQ_PID $c0 $v)"
   read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/post.lua "http://$AN")"
   rec anchor_post $r $v; rec anchor_post_p99 $r $p
-  read -r v p <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
-  rec sq_pay $r $v; rec sq_pay_p99 $r $p
+  read -r v p x y <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
+  rec sq_pay $r $v; rec sq_pay_p99 $r $p; rec sq_pay_tx $r $x; rec sq_pay_commits $r $y
   ( sleep $(( ${DUR%s} / 2 + 1 )); rss $SQ_PID >"$work/rss_load" ) &
-  read -r v p <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR" idem)"
-  rec sq_pay_idem $r $v; rec sq_pay_idem_p99 $r $p
+  read -r v p x y <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR" idem)"
+  rec sq_pay_idem $r $v; rec sq_pay_idem_p99 $r $p; rec sq_pay_idem_tx $r $x; rec sq_pay_idem_commits $r $y
   rec rss_load $r "$(cat "$work/rss_load" 2>/dev/null || echo 0)"
   quiet
   read -r v p <<<"$(wrkrate -t2 -c10 -d"$DUR" -s bench/get.lua "$SQ" -- "/v1/events?limit=100" "$SQ_SK")"
@@ -184,8 +199,8 @@ for r in $(seq 1 "$ROUNDS"); do
   rec sq_drain $r $v; rec sq_backlog $r $n; rec sq_wake $r $w
   v=$(PGOPTIONS="-c search_path=$pgb" pgbench -N -c 8 -j 2 -T "${DUR%s}" "$PG" 2>/dev/null | awk '/^tps/{print int($3)}')
   rec pgbench $r $v
-  read -r v p <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
-  rec pg_pay_idem $r $v; rec pg_pay_idem_p99 $r $p
+  read -r v p x y <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
+  rec pg_pay_idem $r $v; rec pg_pay_idem_p99 $r $p; rec pg_pay_idem_tx $r $x
   rec pg_metrics $r "$(mtime "$PGS")"
   read -r v n w <<<"$(drain "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR")"
   rec pg_drain $r $v; rec pg_backlog $r $n; rec pg_wake $r $w
@@ -253,12 +268,14 @@ out.append("| What | keelpay | Anchor in the same run | Ratio (median, range) |"
 out.append("|---|---|---|---|")
 out.append("| `GET /v1/payment_intents/{id}`, SQLite | %s req/s, p99 %s ms | bench/anchor: bare net/http + SQLite primary-key read %s req/s, p99 %s ms | %s |" % (
     rng("sq_get"), rng("sq_get_p99", "{:.1f}"), rng("anchor_get"), rng("anchor_get_p99", "{:.1f}"), ratio("sq_get", "anchor_get")))
-out.append("| complete payments on SQLite (create + confirm, saved card, event committed) | %s /s, p99 %s ms | bench/anchor: one durable insert per request %s /s | %s |" % (
-    rng("sq_pay"), rng("sq_pay_p99", "{:.1f}"), rng("anchor_post"), ratio("sq_pay", "anchor_post")))
-out.append("| the same with an `Idempotency-Key` on each POST | %s /s, p99 %s ms | the same without, above | %s of the insert; %s of without |" % (
-    rng("sq_pay_idem"), rng("sq_pay_idem_p99", "{:.1f}"), ratio("sq_pay_idem", "anchor_post"), ratio("sq_pay_idem", "sq_pay")))
-out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms | `pgbench -N -c8 -j2` %s tps | %s |" % (
-    rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
+out.append("| the same, server CPU per request | %s µs | the anchor's: %s µs | %s (anchor's CPU / keelpay's) |" % (
+    rng("sq_get_cpu", "{:.0f}"), rng("anchor_get_cpu", "{:.0f}"), ratio("anchor_get_cpu", "sq_get_cpu")))
+out.append("| complete payments on SQLite (create + confirm, saved card, event committed) | %s /s, p99 %s ms; %s write transactions in %s commits per payment, its delivery included | bench/anchor: one durable insert per request %s /s | %s |" % (
+    rng("sq_pay"), rng("sq_pay_p99", "{:.1f}"), rng("sq_pay_tx", "{:.2f}"), rng("sq_pay_commits", "{:.2f}"), rng("anchor_post"), ratio("sq_pay", "anchor_post")))
+out.append("| the same with an `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s write transactions in %s commits per payment | the same without, above | %s of the insert; %s of without |" % (
+    rng("sq_pay_idem"), rng("sq_pay_idem_p99", "{:.1f}"), rng("sq_pay_idem_tx", "{:.2f}"), rng("sq_pay_idem_commits", "{:.2f}"), ratio("sq_pay_idem", "anchor_post"), ratio("sq_pay_idem", "sq_pay")))
+out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s commits per payment, its delivery included | `pgbench -N -c8 -j2` %s tps | %s |" % (
+    rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pg_pay_idem_tx", "{:.2f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
 out.append("| one store's webhook backlog drained, server defaults, SQLite | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | |" % (rng("sq_drain"), rng("sq_backlog"), rng("sq_wake")))
 out.append("| the same on PostgreSQL | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | %s of SQLite |" % (rng("pg_drain"), rng("pg_backlog"), rng("pg_wake"), ratio("pg_drain", "sq_drain")))
 out.append("| `GET /v1/events?limit=100`, SQLite, wrk `-c10`, %s events at the end | %s req/s, p99 %s ms | | |" % (
