@@ -141,7 +141,23 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec}
 	db.queries = &queries{db: db, q: pool}
+	// Counts left in the slots of connections that ended without folding
+	// them (a process that was killed) join slot 0.
+	if _, err := pool.Exec(ctx, `SELECT fold_status_counts(false)`); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: fold status counts: %w", mapErr(err))
+	}
 	return db, nil
+}
+
+// foldOnClose moves a connection's status counts into slot 0 as the pool
+// closes it (migration 011): without it every connection the pool ever
+// opened would leave rows that metrics add up. A connection that cannot
+// run it leaves them to the next Open's fold.
+func foldOnClose(c *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, _ = c.Exec(ctx, `SELECT fold_status_counts(true)`)
 }
 
 // Migrate applies the migrations of [Migrations] that the database has not
@@ -185,6 +201,7 @@ func poolConfig(ctx context.Context, cfg Config) (*pgxpool.Config, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
+	pcfg.BeforeClose = foldOnClose
 	params := pcfg.ConnConfig.RuntimeParams
 	switch {
 	case cfg.Schema != "":

@@ -243,3 +243,97 @@ func TestStoreEpochHearsOtherProcesses(t *testing.T) {
 	require.Eventually(t, func() bool { e, ok := b.StoreEpoch(); return ok && e != before }, 15*time.Second, time.Millisecond,
 		"b never listened again")
 }
+
+// Transactions that change status counts at once never wait for each
+// other's count rows: each connection counts in a slot of its own. With
+// slots picked at random, eight open transactions that each create an
+// intent and move it on took rows another held until its commit (and two
+// that took rows in opposite orders deadlocked), so they could not all
+// reach the point before their commit. After the connections end, their
+// counts are folded and the totals stay the same.
+func TestCountsDoNotMakeTransactionsWait(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	schema := postgrestest.NewSchema(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	open := func() *postgres.DB {
+		db, err := postgres.Open(ctx, postgres.Config{DSN: postgrestest.DSN(t), Keyring: keyringtest.Keyring(), MaxConns: n, Schema: schema})
+		require.NoError(t, err)
+		return db
+	}
+	db := open()
+	s := storagetest.NewStoreRecord(t0)
+	require.NoError(t, db.StoreInsert(ctx, s))
+
+	var ready sync.WaitGroup
+	ready.Add(n)
+	all := make(chan struct{})
+	go func() { ready.Wait(); close(all) }()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = db.WithTx(ctx, func(ctx context.Context, q storage.Executor) error {
+				pi := newIntent(s.ID)
+				if err := q.PaymentIntentInsert(ctx, pi); err != nil {
+					return err
+				}
+				pi.Status = keelpay.IntentProcessing
+				if err := q.PaymentIntentUpdate(ctx, pi, pi.Version); err != nil {
+					return err
+				}
+				ready.Done()
+				select {
+				case <-all: // every transaction holds its count rows now
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "transaction %d waited for another's count rows", i)
+	}
+	want := map[keelpay.PaymentIntentStatus]int{keelpay.IntentProcessing: n}
+	c, err := db.PaymentIntentCounts(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, c.ByStatus)
+
+	// Closing the pool folds each connection's slot into slot 0.
+	db.Close()
+	conn, err := pgx.Connect(ctx, postgrestest.DSN(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var slots []int32
+	rows, err := conn.Query(ctx, `SELECT DISTINCT slot FROM `+pgx.Identifier{schema, "status_counts"}.Sanitize())
+	require.NoError(t, err)
+	slots, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(t, err)
+	require.Equal(t, []int32{0}, slots, "the closed pool's slots were folded")
+
+	// A slot whose connection ended without folding (a killed process) is
+	// folded by the next Open.
+	_, err = conn.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema, "status_counts"}.Sanitize()+
+		` (kind, status, slot, n) VALUES ('payment_intent', 'processing', 2147483646, 5)`)
+	require.NoError(t, err)
+	db = open()
+	defer db.Close()
+	c, err = db.PaymentIntentCounts(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[keelpay.PaymentIntentStatus]int{keelpay.IntentProcessing: n + 5}, c.ByStatus)
+	var left int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "status_counts"}.Sanitize()+
+		` WHERE slot = 2147483646`).Scan(&left))
+	require.Zero(t, left)
+}
+
+func newIntent(storeID string) *keelpay.PaymentIntent {
+	return &keelpay.PaymentIntent{
+		ID: keelpay.NewID(keelpay.PrefixPaymentIntent), StoreID: storeID, Status: keelpay.IntentRequiresPaymentMethod,
+		Amount: 1234, Currency: "EUR", ClientSecret: keelpay.NewID("pi_secret_"),
+		ExpiresAt: t0.Add(24 * time.Hour), CreatedAt: t0, UpdatedAt: t0, Version: 1,
+	}
+}
