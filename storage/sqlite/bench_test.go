@@ -2,12 +2,15 @@ package sqlite_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
+	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
 )
@@ -39,6 +42,39 @@ func BenchmarkPaymentIntentGet(b *testing.B) {
 	for b.Loop() {
 		if _, err := db.PaymentIntentGet(ctx, st.ID, pi.ID); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEventList is the read of GET /v1/events?limit=100: the newest
+// page of a store's 1,000 events, bodies of about 800 bytes, from the
+// reader pool.
+func BenchmarkEventList(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 23, 2, 10, 0, 0, time.UTC)
+	st := storagetest.NewStoreRecord(now)
+	if err := db.StoreInsert(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	body := `{"id":"evt_x","object":"event","type":"payment_intent.succeeded","data":{"object":{"id":"pi_x","object":"payment_intent","amount":2500,"currency":"EUR","status":"succeeded","metadata":{"order":"` +
+		strings.Repeat("x", 600) + `"}}}}`
+	for i := range 1000 {
+		e := storagetest.NewEventRecord(st.ID, keelpay.EventPaymentIntentSucceeded, now.Add(time.Duration(i)*time.Millisecond))
+		e.Body = json.RawMessage(body)
+		if err := db.EventInsert(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		list, _, err := db.EventList(ctx, storage.EventListParams{StoreID: st.ID, Limit: 100})
+		if err != nil || len(list) != 100 {
+			b.Fatal(err, len(list))
 		}
 	}
 }
