@@ -11,10 +11,16 @@
 #   - keelpay on SQLite: GET /v1/payment_intents/{id}; complete payments
 #     (create + confirm with a saved 4242 card, event committed) without and
 #     with an Idempotency-Key on every POST; GET /v1/events?limit=100;
-#     GET /metrics; the drain of one store's webhook backlog;
+#     GET /metrics; the drain of one store's webhook backlog; the time from
+#     a confirm's answer to its webhook (bench/webhooklatency, LATN
+#     payments, 32 in flight);
+#   - with EVENTS_N set, GET /v1/events on a store of EVENTS_N events filled
+#     by bench/events (10,000,000 take about 20 minutes and 12 GB);
 #   - `pgbench -N` on the PostgreSQL server (the anchor), then keelpay on
 #     PostgreSQL: complete payments with an Idempotency-Key, GET /metrics,
-#     the drain of one store's backlog.
+#     the drain of one store's backlog. Before the rounds, a warm-up of
+#     payments and ANALYZE of keelpay's schema, as autovacuum would do
+#     (pgbench -i does the same for its own tables).
 # Servers run with their defaults (per-store delivery cap, poll interval).
 # Every event is delivered to bench/receiver, which verifies its signature.
 # Then `go test -bench` of webhooks Verify against a bare HMAC, and the
@@ -30,6 +36,9 @@ CONN=${CONN:-50}
 WRITE=${WRITE:-1}
 SETTLE=${SETTLE:-60}
 CLAIMS=${CLAIMS:-300000}
+LATN=${LATN:-2000}
+EVENTS_N=${EVENTS_N:-0}
+export LATN EVENTS_N
 PG=${KEELPAY_BENCH_POSTGRES:-${KEELPAY_TEST_POSTGRES:-postgres://postgres:postgres@127.0.0.1:5432/test?sslmode=disable}}
 work=$(mktemp -d)
 schema=kp_bench_$$
@@ -50,6 +59,7 @@ rec() { echo "$1 $2 $3" >>"$R"; }
 go build -o "$work/refserver" ./cmd/refserver
 go build -o "$work/anchor" ./bench/anchor
 go build -o "$work/receiver" ./bench/receiver
+go build -o "$work/webhooklatency" ./bench/webhooklatency
 
 listening() {
   for _ in $(seq 1 200); do
@@ -107,6 +117,16 @@ setup() {
 }
 read -r SQ_SK SQ_CARD CUR SQ_WS SQ_PI <<<"$(setup "$SQ" sqlite)"
 read -r PG_SK PG_CARD PG_CUR PG_WS PG_PI <<<"$(setup "$PGS" postgres "$SQ_WS")"
+
+# analyze PGSCHEMA: statistics for the planner, as autovacuum takes them in
+# its first minute on a default server. This machine kind's server runs
+# with autovacuum off; without statistics each connection keeps the plans
+# it made on empty tables, and an intent's lookup walked the store's whole
+# (store_id, seq) index (docs/performance.md, "PostgreSQL payments").
+# pgbench -i analyzes the anchor's tables the same way.
+analyze() {
+  psql -q "$PG" -c "ANALYZE $(psql -Atq "$PG" -c "SELECT string_agg(format('%I.%I', schemaname, tablename), ', ') FROM pg_tables WHERE schemaname = '$1'")"
+}
 
 # wrkrate ARGS: req/s and p99 ms of one wrk run.
 wrkrate() {
@@ -166,11 +186,25 @@ drain() {
   st=$(curl -sf "$RCV/control/stats")
   echo "$st" | json "'%.0f %d %.0f' % ((d['distinct_ok'] - 1) / max((d['last_ok'] - d['first_ok']) / 1e9, 1e-3), d['distinct_ok'], (d['first_ok'] - $t0) / 1e6)"
 }
+# latency URL: payments/s and the p99 in ms from a confirm's answer to its
+# payment_intent.succeeded webhook at bench/webhooklatency's own receiver,
+# LATN payments with 32 in flight.
+latency() {
+  "$work/webhooklatency" -keelpay "$1" -payments "$LATN" -concurrency 32 2>/dev/null | python3 -c '
+import re, sys
+t = sys.stdin.read()
+rate = float(re.search(r"([\d.]+) payments/s", t).group(1))
+m = re.search(r"p99 (-?[\d.]+)(ns|µs|us|ms|s)[,;]", t)
+print("%.0f %.2f" % (rate, float(m.group(1)) * {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1, "s": 1000}[m.group(2)]))'
+}
 # mtime URL: median seconds of 5 GET /metrics.
 mtime() {
   for _ in 1 2 3 4 5; do curl -sf -o /dev/null -w '%{time_total}\n' "$1/metrics"; done | sort -n | sed -n 3p
 }
 
+# A warm-up of payments on PostgreSQL, then its statistics.
+pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem >/dev/null
+analyze "$schema"
 RSS_IDLE=$(rss $SQ_PID)
 pgver=$(psql -Atq "$PG" -c "select setting from pg_settings where name='server_version'")
 echo "== $(date -u +%FT%TZ) machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(go version | cut -d' ' -f3), PostgreSQL $pgver; $ROUNDS rounds of $DUR"
@@ -197,6 +231,9 @@ for r in $(seq 1 "$ROUNDS"); do
   rec sq_metrics $r "$(mtime "$SQ")"
   read -r v n w <<<"$(drain "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
   rec sq_drain $r $v; rec sq_backlog $r $n; rec sq_wake $r $w
+  quiet
+  read -r v p <<<"$(latency "$SQ")"
+  rec sq_lat_rate $r $v; rec sq_lat_p99 $r $p
   v=$(PGOPTIONS="-c search_path=$pgb" pgbench -N -c 8 -j 2 -T "${DUR%s}" "$PG" 2>/dev/null | awk '/^tps/{print int($3)}')
   rec pgbench $r $v
   read -r v p x y <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
@@ -206,6 +243,28 @@ for r in $(seq 1 "$ROUNDS"); do
   rec pg_drain $r $v; rec pg_backlog $r $n; rec pg_wake $r $w
   grep " $r " "$R" | tr '\n' ';'; echo
 done
+if [ "$EVENTS_N" -gt 0 ]; then
+  # A store with EVENTS_N events, written by bench/events (without the
+  # attempt history, which the list does not read), served by a reference
+  # server of its own: the newest page, and pages after events drawn from
+  # the whole history (bench/pages.lua), in ROUNDS rounds.
+  echo "-- GET /v1/events with $EVENTS_N events of one store, load average $(load)"
+  go build -o "$work/events" ./bench/events
+  fill=$("$work/events" -db "$work/events.db" -n "$EVENTS_N" -attempts=false 2>"$work/events.log" | grep '^STORE=')
+  eval "$fill"   # STORE SK MIDDLE IDS EVENTS FILL_SECONDS
+  rec ev_fill 1 "$FILL_SECONDS"
+  "$work/refserver" -addr 127.0.0.1:0 -db "$work/events.db" >"$work/ev.out" 2>"$work/ev.log" &
+  EV_PID=$!
+  EV=$(listening "$work/ev.out"); ready "$EV/healthz"
+  for r in $(seq 1 "$ROUNDS"); do
+    read -r v p <<<"$(wrkrate -t2 -c10 -d"$DUR" -s bench/get.lua "$EV" -- "/v1/events?limit=100" "$SK")"
+    rec ev_newest $r $v; rec ev_newest_p99 $r $p
+    read -r v p <<<"$(wrkrate -t2 -c10 -d"$DUR" -s bench/pages.lua "$EV" -- "$SK" "$IDS")"
+    rec ev_pages $r $v; rec ev_pages_p99 $r $p
+  done
+  rec ev_metrics 1 "$(mtime "$EV")"
+  kill $EV_PID; wait $EV_PID 2>/dev/null || true
+fi
 EVENTS=$(sqlite3 -readonly "$work/keelpay.db" 'select count(*) from events' 2>/dev/null || echo '?')
 echo "-- webhooks Verify vs bare HMAC, 9 interleaved pairs, load average $(load)"
 go test -c -o "$work/webhooks.test" ./webhooks/
@@ -278,8 +337,16 @@ out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on 
     rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pg_pay_idem_tx", "{:.2f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
 out.append("| one store's webhook backlog drained, server defaults, SQLite | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | |" % (rng("sq_drain"), rng("sq_backlog"), rng("sq_wake")))
 out.append("| the same on PostgreSQL | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | %s of SQLite |" % (rng("pg_drain"), rng("pg_backlog"), rng("pg_wake"), ratio("pg_drain", "sq_drain")))
+out.append("| a payment's webhook: confirm answered → `payment_intent.succeeded` received, SQLite, %s payments with 32 in flight (`bench/webhooklatency`) | p99 %s ms at %s payments/s | | |" % (
+    os.environ.get("LATN", "2000"), rng("sq_lat_p99", "{:.1f}"), rng("sq_lat_rate")))
 out.append("| `GET /v1/events?limit=100`, SQLite, wrk `-c10`, %s events at the end | %s req/s, p99 %s ms | | |" % (
     "{:,}".format(int(events)) if events.isdigit() else events, rng("sq_events"), rng("sq_events_p99", "{:.1f}")))
+if "ev_newest" in v:
+    out.append("| `GET /v1/events?limit=100`, SQLite, %s events of one store (`bench/events`, filled in %s s), wrk `-c10`, newest page | %s req/s, p99 %s ms | the same with the run's events, above | %s of its req/s |" % (
+        "{:,}".format(int(os.environ["EVENTS_N"])), rng("ev_fill"), rng("ev_newest"), rng("ev_newest_p99", "{:.1f}"), ratio("ev_newest", "sq_events")))
+    out.append("| the same, pages after events drawn from the whole history (`bench/pages.lua`) | %s req/s, p99 %s ms | | |" % (
+        rng("ev_pages"), rng("ev_pages_p99", "{:.1f}")))
+    out.append("| `GET /metrics` with those %s events (median of 5) | %.1f ms | | |" % ("{:,}".format(int(os.environ["EVENTS_N"])), med["ev_metrics"] * 1000))
 out.append("| `GET /metrics` (median of 5) | SQLite %s ms; PostgreSQL %s ms | | |" % (
     "{:.1f}".format(med["sq_metrics"] * 1000), "{:.1f}".format(med["pg_metrics"] * 1000)))
 out.extend(vrows)
