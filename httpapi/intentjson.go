@@ -22,17 +22,14 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b 
 
 const maxPooledBuf = 64 << 10
 
-// writeIntent writes o as the JSON response with the given status.
+// writeIntent writes o as the JSON response with the given status, from a
+// pooled buffer.
 func writeIntent(w http.ResponseWriter, status int, o *payments.IntentObject) {
 	bp := bufPool.Get().(*[]byte)
-	b := append(appendIntent((*bp)[:0], o), '\n')
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b) // copied before it returns
+	b := appendIntent((*bp)[:0], o)
+	writeRaw(w, status, b) // the writer copies b before it returns
 	if cap(b) <= maxPooledBuf {
-		*bp = b
+		*bp = b[:0]
 		bufPool.Put(bp)
 	}
 }

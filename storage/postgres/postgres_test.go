@@ -275,7 +275,7 @@ func TestCountsDoNotMakeTransactionsWait(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			errs[i] = db.WithTx(ctx, func(ctx context.Context, q storage.Executor) error {
-				pi := newIntent(s.ID)
+				pi := storagetest.NewIntentRecord(s.ID, t0)
 				if err := q.PaymentIntentInsert(ctx, pi); err != nil {
 					return err
 				}
@@ -307,17 +307,16 @@ func TestCountsDoNotMakeTransactionsWait(t *testing.T) {
 	conn, err := pgx.Connect(ctx, postgrestest.DSN(t))
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	var slots []int32
-	rows, err := conn.Query(ctx, `SELECT DISTINCT slot FROM `+pgx.Identifier{schema, "status_counts"}.Sanitize())
+	counts := pgx.Identifier{schema, "status_counts"}.Sanitize()
+	rows, err := conn.Query(ctx, `SELECT DISTINCT slot FROM `+counts)
 	require.NoError(t, err)
-	slots, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+	slots, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 	require.NoError(t, err)
 	require.Equal(t, []int32{0}, slots, "the closed pool's slots were folded")
 
 	// A slot whose connection ended without folding (a killed process) is
 	// folded by the next Open.
-	_, err = conn.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema, "status_counts"}.Sanitize()+
-		` (kind, status, slot, n) VALUES ('payment_intent', 'processing', 2147483646, 5)`)
+	_, err = conn.Exec(ctx, `INSERT INTO `+counts+` (kind, status, slot, n) VALUES ('payment_intent', 'processing', 2147483646, 5)`)
 	require.NoError(t, err)
 	db = open()
 	defer db.Close()
@@ -325,15 +324,6 @@ func TestCountsDoNotMakeTransactionsWait(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[keelpay.PaymentIntentStatus]int{keelpay.IntentProcessing: n + 5}, c.ByStatus)
 	var left int
-	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "status_counts"}.Sanitize()+
-		` WHERE slot = 2147483646`).Scan(&left))
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM `+counts+` WHERE slot = 2147483646`).Scan(&left))
 	require.Zero(t, left)
-}
-
-func newIntent(storeID string) *keelpay.PaymentIntent {
-	return &keelpay.PaymentIntent{
-		ID: keelpay.NewID(keelpay.PrefixPaymentIntent), StoreID: storeID, Status: keelpay.IntentRequiresPaymentMethod,
-		Amount: 1234, Currency: "EUR", ClientSecret: keelpay.NewID("pi_secret_"),
-		ExpiresAt: t0.Add(24 * time.Hour), CreatedAt: t0, UpdatedAt: t0, Version: 1,
-	}
 }

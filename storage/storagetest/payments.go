@@ -42,9 +42,9 @@ func newCard(storeID string, at time.Time) *keelpay.Card {
 	}
 }
 
-// newIntent returns a fresh, unconfirmed intent with only what creation
-// always sets.
-func newIntent(storeID string, at time.Time) *keelpay.PaymentIntent {
+// NewIntentRecord returns a fresh, unconfirmed intent of a store with only
+// what creation always sets.
+func NewIntentRecord(storeID string, at time.Time) *keelpay.PaymentIntent {
 	return &keelpay.PaymentIntent{
 		ID:           keelpay.NewID(keelpay.PrefixPaymentIntent),
 		StoreID:      storeID,
@@ -63,7 +63,7 @@ func newIntent(storeID string, at time.Time) *keelpay.PaymentIntent {
 // fullIntent returns an intent with every field set, so that a round trip
 // shows each column is kept.
 func fullIntent(storeID string, at time.Time) *keelpay.PaymentIntent {
-	pi := newIntent(storeID, at)
+	pi := NewIntentRecord(storeID, at)
 	pi.Status = keelpay.IntentRequiresAction
 	pi.Description = "Order 1 — two mugs"
 	pi.Reference = "order-1"
@@ -222,7 +222,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		t.Parallel()
 		db := newStorage(t)
 		s := insertStore(t, db)
-		for name, pi := range map[string]*keelpay.PaymentIntent{"minimal": newIntent(s.ID, t0), "full": fullIntent(s.ID, t0)} {
+		for name, pi := range map[string]*keelpay.PaymentIntent{"minimal": NewIntentRecord(s.ID, t0), "full": fullIntent(s.ID, t0)} {
 			require.NoError(t, db.PaymentIntentInsert(ctx, pi), name)
 			got, err := db.PaymentIntentGet(ctx, s.ID, pi.ID)
 			require.NoError(t, err, name)
@@ -232,7 +232,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 			require.ErrorIs(t, db.PaymentIntentInsert(ctx, pi), storage.ErrDuplicate, name)
 		}
 		other := insertStore(t, db)
-		pi := newIntent(s.ID, t0)
+		pi := NewIntentRecord(s.ID, t0)
 		require.NoError(t, db.PaymentIntentInsert(ctx, pi))
 		_, err := db.PaymentIntentGet(ctx, other.ID, pi.ID)
 		require.ErrorIs(t, err, storage.ErrNotFound, "another store's intent")
@@ -244,7 +244,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		t.Parallel()
 		db := newStorage(t)
 		s := insertStore(t, db)
-		pi := newIntent(s.ID, t0)
+		pi := NewIntentRecord(s.ID, t0)
 		require.NoError(t, db.PaymentIntentInsert(ctx, pi))
 
 		// Every field changes, pointers are set...
@@ -280,7 +280,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		foreign := cleared
 		foreign.StoreID = other.ID
 		require.ErrorIs(t, db.PaymentIntentUpdate(ctx, &foreign, cleared.Version), storage.ErrNotFound)
-		require.ErrorIs(t, db.PaymentIntentUpdate(ctx, newIntent(s.ID, t0), 1), storage.ErrNotFound)
+		require.ErrorIs(t, db.PaymentIntentUpdate(ctx, NewIntentRecord(s.ID, t0), 1), storage.ErrNotFound)
 	})
 
 	t.Run("PaymentIntentUpdateConcurrently", func(t *testing.T) {
@@ -289,7 +289,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		t.Parallel()
 		db := newStorage(t)
 		s := insertStore(t, db)
-		pi := newIntent(s.ID, t0)
+		pi := NewIntentRecord(s.ID, t0)
 		require.NoError(t, db.PaymentIntentInsert(ctx, pi))
 		const n = 20
 		errs := make([]error, n)
@@ -324,8 +324,8 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		s := insertStore(t, db)
 		pi := fullIntent(s.ID, t0)
 		require.NoError(t, db.PaymentIntentInsert(ctx, pi))
-		require.NoError(t, db.PaymentIntentInsert(ctx, newIntent(s.ID, t0)), "intents without an attempt do not collide")
-		require.NoError(t, db.PaymentIntentInsert(ctx, newIntent(s.ID, t0)))
+		require.NoError(t, db.PaymentIntentInsert(ctx, NewIntentRecord(s.ID, t0)), "intents without an attempt do not collide")
+		require.NoError(t, db.PaymentIntentInsert(ctx, NewIntentRecord(s.ID, t0)))
 
 		got, err := db.PaymentIntentGetByAttempt(ctx, pi.AttemptID)
 		require.NoError(t, err)
@@ -353,10 +353,10 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		other := insertStore(t, db)
 		var ids []string // oldest first
 		for i := range 7 {
-			pi := newIntent(s.ID, t0.Add(time.Duration(i)*time.Second))
+			pi := NewIntentRecord(s.ID, t0.Add(time.Duration(i)*time.Second))
 			require.NoError(t, db.PaymentIntentInsert(ctx, pi))
 			ids = append(ids, pi.ID)
-			require.NoError(t, db.PaymentIntentInsert(ctx, newIntent(other.ID, t0)))
+			require.NoError(t, db.PaymentIntentInsert(ctx, NewIntentRecord(other.ID, t0)))
 		}
 		list := func(p storage.PaymentIntentListParams) ([]string, bool) {
 			t.Helper()
@@ -405,7 +405,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		s := insertStore(t, db)
 		other := insertStore(t, db)
 		at := func(storeID string, status keelpay.PaymentIntentStatus, reconcileAt time.Time) *keelpay.PaymentIntent {
-			pi := newIntent(storeID, t0)
+			pi := NewIntentRecord(storeID, t0)
 			pi.Status, pi.ReconcileAt = status, reconcileAt
 			if !reconcileAt.IsZero() {
 				pi.AttemptID = keelpay.NewID("att_")
@@ -442,15 +442,15 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		db := newStorage(t)
 		s := insertStore(t, db)
 		other := insertStore(t, db)
-		first := newIntent(s.ID, t0)
-		second := newIntent(other.ID, t0.Add(time.Minute))
+		first := NewIntentRecord(s.ID, t0)
+		second := NewIntentRecord(other.ID, t0.Add(time.Minute))
 		for _, pi := range []*keelpay.PaymentIntent{first, second} {
 			require.NoError(t, db.PaymentIntentInsert(ctx, pi))
 		}
 		for _, status := range []keelpay.PaymentIntentStatus{
 			keelpay.IntentRequiresAction, keelpay.IntentProcessing, keelpay.IntentSucceeded, keelpay.IntentCanceled,
 		} {
-			pi := newIntent(s.ID, t0)
+			pi := NewIntentRecord(s.ID, t0)
 			pi.Status = status
 			require.NoError(t, db.PaymentIntentInsert(ctx, pi))
 		}
@@ -481,7 +481,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		s := insertStore(t, db)
 		other := insertStore(t, db)
 		add := func(storeID string, status keelpay.PaymentIntentStatus, lastError string) *keelpay.PaymentIntent {
-			pi := newIntent(storeID, t0)
+			pi := NewIntentRecord(storeID, t0)
 			pi.Status = status
 			if lastError != "" {
 				pi.LastError = &keelpay.LastError{Code: lastError, Message: "x"}
