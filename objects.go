@@ -123,6 +123,22 @@ type PaymentIntent struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	Version        int64
+	// VoidedCharges are charges the provider made for attempts the service
+	// had already closed as never charged, which the reconciler found and
+	// voided, oldest first. Empty on almost every intent.
+	VoidedCharges []VoidedCharge
+}
+
+// VoidedCharge is a charge that reached the provider after its attempt was
+// closed as never charged: the run that made the attempt paused (a stopped
+// process, a stalled network) and sent it late. The reconciler looks such
+// attempts up again for a day, and voids what it finds, so that the buyer
+// keeps no charge the intent does not account for.
+type VoidedCharge struct {
+	AttemptID string    `json:"attempt"`
+	Amount    int64     `json:"amount"`
+	Currency  string    `json:"currency"`
+	VoidedAt  time.Time `json:"voided_at"`
 }
 
 // CardSessionStatus is the status of a card session.

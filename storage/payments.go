@@ -87,4 +87,39 @@ type PaymentQueries interface {
 	PaymentIntentListExpireDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error)
 	// PaymentIntentCounts counts the intents of every store.
 	PaymentIntentCounts(ctx context.Context) (PaymentIntentCounts, error)
+
+	// AttemptCheckInsert schedules the look-ups of an attempt closed as
+	// never charged. Call it in the transaction that closes the attempt.
+	// Inserting a check the attempt already has changes nothing.
+	AttemptCheckInsert(ctx context.Context, c *AttemptCheck) error
+	// AttemptCheckListDue returns at most limit checks of every store
+	// whose CheckAt is at or before now, earliest first.
+	AttemptCheckListDue(ctx context.Context, now time.Time, limit int) ([]*AttemptCheck, error)
+	// AttemptCheckReschedule moves a check to checkAt and records that it
+	// was made once more (Checks). ErrNotFound when there is no such check.
+	AttemptCheckReschedule(ctx context.Context, attemptID string, checkAt time.Time, checks int) error
+	// AttemptCheckDelete ends the look-ups of an attempt. Deleting a check
+	// that is gone changes nothing.
+	AttemptCheckDelete(ctx context.Context, attemptID string) error
+}
+
+// AttemptCheck is a payment attempt that the service closed as never
+// charged because the provider did not know it, while the run that made
+// it could, in principle, still send it late: its process paused and woke
+// up, or its request sat in a stalled network. The reconciler keeps
+// looking the attempt up until Until, and voids a charge it finds.
+type AttemptCheck struct {
+	AttemptID       string
+	StoreID         string
+	PaymentIntentID string
+	// MerchantID is the merchant the attempt was made with, whom the
+	// look-ups and the void ask.
+	MerchantID string
+	// ClosedAt is when the attempt was closed; CheckAt when it is looked
+	// up next; Until when the look-ups end.
+	ClosedAt time.Time
+	CheckAt  time.Time
+	Until    time.Time
+	// Checks is how many look-ups were made.
+	Checks int
 }

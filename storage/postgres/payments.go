@@ -131,7 +131,7 @@ const intentColumns = `id, store_id, status, amount, currency,
 	last_error_code, last_error_decline_code, last_error_message,
 	next_action_type, next_action_url, cancellation_reason,
 	merchant_id, attempt_id, attempt_at, reconcile_at, reconcile_count,
-	succeeded_at, expires_at, created_at, updated_at, version`
+	succeeded_at, expires_at, created_at, updated_at, version, voided_charges`
 
 // intentValues returns pi's column values in the order of intentColumns.
 // An optional part that is absent is stored as empty columns.
@@ -163,7 +163,15 @@ func intentValues(pi *keelpay.PaymentIntent) []any {
 		na.Type, na.URL, pi.CancellationReason,
 		pi.MerchantID, pi.AttemptID, ts(pi.AttemptAt), ts(pi.ReconcileAt), pi.ReconcileCount,
 		ts(pi.SucceededAt), ts(pi.ExpiresAt), ts(pi.CreatedAt), ts(pi.UpdatedAt), pi.Version,
+		voidedArg(pi.VoidedCharges),
 	}
+}
+
+func voidedArg(v []keelpay.VoidedCharge) []keelpay.VoidedCharge {
+	if v == nil {
+		return []keelpay.VoidedCharge{}
+	}
+	return v
 }
 
 func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
@@ -183,6 +191,7 @@ func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
 		&na.Type, &na.URL, &pi.CancellationReason,
 		&pi.MerchantID, &pi.AttemptID, tsDst(&pi.AttemptAt), tsDst(&pi.ReconcileAt), &pi.ReconcileCount,
 		tsDst(&pi.SucceededAt), tsDst(&pi.ExpiresAt), tsDst(&pi.CreatedAt), tsDst(&pi.UpdatedAt), &pi.Version,
+		&pi.VoidedCharges,
 	)
 	if err != nil {
 		return nil, mapErr(err)
@@ -192,6 +201,9 @@ func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
 	}
 	if len(pi.PageOrigins) == 0 {
 		pi.PageOrigins = nil
+	}
+	if len(pi.VoidedCharges) == 0 {
+		pi.VoidedCharges = nil
 	}
 	if billing.Country != "" {
 		pi.Billing = &billing
@@ -369,4 +381,54 @@ func (q *queries) scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
 		return nil, err
 	}
 	return pi, nil
+}
+
+// Attempt checks.
+
+const attemptCheckColumns = `attempt_id, store_id, payment_intent_id, merchant_id, closed_at, check_at, until, checks`
+
+func (q *queries) AttemptCheckInsert(ctx context.Context, c *storage.AttemptCheck) error {
+	return q.write(ctx, func(w querier) error {
+		_, err := w.Exec(ctx, `INSERT INTO attempt_checks (`+attemptCheckColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (attempt_id) DO NOTHING`,
+			c.AttemptID, c.StoreID, c.PaymentIntentID, c.MerchantID, ts(c.ClosedAt), ts(c.CheckAt), ts(c.Until), c.Checks)
+		return mapErr(err)
+	})
+}
+
+func scanAttemptCheck(row scanner) (*storage.AttemptCheck, error) {
+	var c storage.AttemptCheck
+	err := row.Scan(&c.AttemptID, &c.StoreID, &c.PaymentIntentID, &c.MerchantID,
+		tsDst(&c.ClosedAt), tsDst(&c.CheckAt), tsDst(&c.Until), &c.Checks)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return &c, nil
+}
+
+func (q *queries) AttemptCheckListDue(ctx context.Context, now time.Time, limit int) ([]*storage.AttemptCheck, error) {
+	rows, err := q.q.Query(ctx, `SELECT `+attemptCheckColumns+` FROM attempt_checks
+		WHERE check_at <= $1 ORDER BY check_at, attempt_id LIMIT $2`, ts(now), limit)
+	return collect(rows, err, scanAttemptCheck)
+}
+
+func (q *queries) AttemptCheckReschedule(ctx context.Context, attemptID string, checkAt time.Time, checks int) error {
+	return q.write(ctx, func(w querier) error {
+		tag, err := w.Exec(ctx, `UPDATE attempt_checks SET check_at = $2, checks = $3 WHERE attempt_id = $1`,
+			attemptID, ts(checkAt), checks)
+		if err != nil {
+			return mapErr(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return storage.ErrNotFound
+		}
+		return nil
+	})
+}
+
+func (q *queries) AttemptCheckDelete(ctx context.Context, attemptID string) error {
+	return q.write(ctx, func(w querier) error {
+		_, err := w.Exec(ctx, `DELETE FROM attempt_checks WHERE attempt_id = $1`, attemptID)
+		return mapErr(err)
+	})
 }

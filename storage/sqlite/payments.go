@@ -213,7 +213,7 @@ const intentColumns = `id, store_id, status, amount, currency,
 	last_error_code, last_error_decline_code, last_error_message,
 	next_action_type, next_action_url, cancellation_reason,
 	merchant_id, attempt_id, attempt_at, reconcile_at, reconcile_count,
-	succeeded_at, expires_at, created_at, updated_at, version`
+	succeeded_at, expires_at, created_at, updated_at, version, voided_charges`
 
 // intentValues returns pi's column values in the order of intentColumns.
 func intentValues(pi *keelpay.PaymentIntent) ([]any, error) {
@@ -241,6 +241,12 @@ func intentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	if pi.NextAction != nil {
 		na = *pi.NextAction
 	}
+	voided := "[]"
+	if len(pi.VoidedCharges) > 0 {
+		if voided, err = jsonColumn(pi.VoidedCharges); err != nil {
+			return nil, err
+		}
+	}
 	return []any{
 		pi.ID, pi.StoreID, pi.Status, pi.Amount, pi.Currency,
 		pi.Customer.ID, pi.Customer.Name, pi.Customer.Email, pi.Customer.Phone,
@@ -252,6 +258,7 @@ func intentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 		na.Type, na.URL, pi.CancellationReason,
 		pi.MerchantID, pi.AttemptID, micros(pi.AttemptAt), micros(pi.ReconcileAt), pi.ReconcileCount,
 		micros(pi.SucceededAt), micros(pi.ExpiresAt), micros(pi.CreatedAt), micros(pi.UpdatedAt), pi.Version,
+		voided,
 	}, nil
 }
 
@@ -282,6 +289,7 @@ func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
 	attemptAt, reconcileAt, reconcileCount := r.int(), r.int(), r.int()
 	succeededAt, expiresAt, createdAt, updatedAt := r.int(), r.int(), r.int(), r.int()
 	pi.Version = r.int()
+	voided := r.str()
 	if err := r.end(); err != nil {
 		return nil, fmt.Errorf("sqlite: read payment intent: %w", err)
 	}
@@ -292,6 +300,11 @@ func scanIntentRaw(row scanner) (*keelpay.PaymentIntent, error) {
 	}
 	if pi.PageOrigins, err = decodeOrigins(origins); err != nil {
 		return nil, err
+	}
+	if voided != "[]" {
+		if err := json.Unmarshal([]byte(voided), &pi.VoidedCharges); err != nil {
+			return nil, fmt.Errorf("sqlite: decode voided charges: %w", err)
+		}
 	}
 	// Copied only when present: a pointer to a local would put it on the
 	// heap every time.
@@ -497,4 +510,59 @@ func (q *queries) scanIntent(row scanner) (*keelpay.PaymentIntent, error) {
 		return nil, err
 	}
 	return pi, nil
+}
+
+// Attempt checks.
+
+const attemptCheckColumns = `attempt_id, store_id, payment_intent_id, merchant_id, closed_at, check_at, until, checks`
+
+func (q *queries) AttemptCheckInsert(ctx context.Context, c *storage.AttemptCheck) error {
+	return q.write(ctx, func(w querier) error {
+		_, err := w.ExecContext(ctx, `INSERT INTO attempt_checks (`+attemptCheckColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (attempt_id) DO NOTHING`,
+			c.AttemptID, c.StoreID, c.PaymentIntentID, c.MerchantID, micros(c.ClosedAt), micros(c.CheckAt), micros(c.Until), c.Checks)
+		return mapErr(err)
+	})
+}
+
+func scanAttemptCheck(row interface{ Scan(...any) error }) (*storage.AttemptCheck, error) {
+	var c storage.AttemptCheck
+	var closedAt, checkAt, until int64
+	if err := row.Scan(&c.AttemptID, &c.StoreID, &c.PaymentIntentID, &c.MerchantID, &closedAt, &checkAt, &until, &c.Checks); err != nil {
+		return nil, mapErr(err)
+	}
+	c.ClosedAt, c.CheckAt, c.Until = fromMicros(closedAt), fromMicros(checkAt), fromMicros(until)
+	return &c, nil
+}
+
+func (q *queries) AttemptCheckListDue(ctx context.Context, now time.Time, limit int) ([]*storage.AttemptCheck, error) {
+	rows, err := q.r.QueryContext(ctx, `SELECT `+attemptCheckColumns+` FROM attempt_checks
+		WHERE check_at <= ? ORDER BY check_at, attempt_id LIMIT ?`, micros(now), limit)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return collect(rows, scanAttemptCheck)
+}
+
+func (q *queries) AttemptCheckReschedule(ctx context.Context, attemptID string, checkAt time.Time, checks int) error {
+	return q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, `UPDATE attempt_checks SET check_at = ?, checks = ? WHERE attempt_id = ?`,
+			micros(checkAt), checks, attemptID)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return mapErr(err)
+		} else if n == 0 {
+			return storage.ErrNotFound
+		}
+		return nil
+	})
+}
+
+func (q *queries) AttemptCheckDelete(ctx context.Context, attemptID string) error {
+	return q.write(ctx, func(w querier) error {
+		_, err := w.ExecContext(ctx, `DELETE FROM attempt_checks WHERE attempt_id = ?`, attemptID)
+		return mapErr(err)
+	})
 }

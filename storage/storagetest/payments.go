@@ -86,6 +86,10 @@ func fullIntent(storeID string, at time.Time) *keelpay.PaymentIntent {
 	pi.SucceededAt = at.Add(3 * time.Second)
 	pi.UpdatedAt = at.Add(4 * time.Second)
 	pi.Version = 7
+	pi.VoidedCharges = []keelpay.VoidedCharge{
+		{AttemptID: keelpay.NewID("att_"), Amount: 1234, Currency: "EUR", VoidedAt: at.Add(2 * time.Second)},
+		{AttemptID: keelpay.NewID("att_"), Amount: 1234, Currency: "EUR", VoidedAt: at.Add(5 * time.Second)},
+	}
 	return pi
 }
 

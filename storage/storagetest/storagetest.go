@@ -16,14 +16,15 @@ type NewStorage func(t *testing.T) storage.Storage
 func Run(t *testing.T, newStorage NewStorage) {
 	t.Helper()
 	tests := map[string]func(*testing.T, NewStorage){
-		"Stores":      testStores,
-		"RateLimit":   testRateLimit,
-		"Tx":          testTx,
-		"Events":      testEvents,
-		"Deliveries":  testDeliveries,
-		"Payments":    testPayments,
-		"Refunds":     testRefunds,
-		"Idempotency": testIdempotency,
+		"Stores":        testStores,
+		"RateLimit":     testRateLimit,
+		"Tx":            testTx,
+		"Events":        testEvents,
+		"Deliveries":    testDeliveries,
+		"Payments":      testPayments,
+		"Refunds":       testRefunds,
+		"Idempotency":   testIdempotency,
+		"AttemptChecks": testAttemptChecks,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
