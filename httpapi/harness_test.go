@@ -57,6 +57,9 @@ type options struct {
 	wrapStorage func(storage.Storage) storage.Storage
 	// wrapHandler, when set, stands between the HTTP server and httpapi.
 	wrapHandler func(http.Handler) http.Handler
+	// wrapPayments, when set, stands between the payments service and
+	// the database.
+	wrapPayments func(storage.Storage) storage.Storage
 	// db, when set, is the database instead of a fresh SQLite file.
 	db storage.Storage
 	// clientAddr, when set, is httpapi.Config.ClientAddr.
@@ -94,7 +97,11 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
 	// Each committed event wakes the dispatcher: its webhook leaves at once.
 	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
-	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
+	var payDB storage.Storage = db
+	if o.wrapPayments != nil {
+		payDB = o.wrapPayments(db)
+	}
+	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: payDB})
 	// The sandbox's notifications go to this service, through the
 	// wrapper when it passes them on.
 	if n, ok := p.(provider.Notifier); ok {

@@ -115,6 +115,24 @@ func appendIntent(b []byte, o *payments.IntentObject) []byte {
 		b = append(b, '}')
 	}
 	b = appendOptional(b, `,"cancellation_reason":`, o.CancellationReason)
+	if len(o.VoidedCharges) > 0 {
+		b = append(b, `,"voided_charges":[`...)
+		for i, v := range o.VoidedCharges {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"attempt":`...)
+			b = appendJSONString(b, v.Attempt)
+			b = append(b, `,"amount":`...)
+			b = strconv.AppendInt(b, v.Amount, 10)
+			b = append(b, `,"currency":`...)
+			b = appendJSONString(b, v.Currency)
+			b = append(b, `,"voided_at":`...)
+			b = appendJSONString(b, v.VoidedAt)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	b = append(b, `,"expires_at":`...)
 	b = appendJSONString(b, o.ExpiresAt)
 	b = append(b, `,"created_at":`...)

@@ -30,7 +30,11 @@ func fullIntent() *keelpay.PaymentIntent {
 		LastError:          &keelpay.LastError{Code: "card_declined", DeclineCode: "insufficient_funds", Message: "Declined."},
 		NextAction:         &keelpay.NextAction{Type: "redirect_to_url", URL: "https://p.example/3ds?a=1&b=2"},
 		CancellationReason: "requested_by_customer",
-		SucceededAt:        at, ExpiresAt: at.Add(time.Hour), CreatedAt: at, UpdatedAt: at,
+		VoidedCharges: []keelpay.VoidedCharge{
+			{AttemptID: "att_1", Amount: 123456789, Currency: "EUR", VoidedAt: at},
+			{AttemptID: "att_<2>", Amount: 1, Currency: "EUR", VoidedAt: at.Add(time.Minute)},
+		},
+		SucceededAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at, UpdatedAt: at,
 	}
 }
 

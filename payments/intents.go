@@ -146,7 +146,9 @@ func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListPara
 // any transaction, then the outcome is committed with its event. So
 // concurrent confirms reach the provider once (the others are 409
 // payment_intent_unexpected_state), and a crash in between leaves an
-// attempt the reconciler finishes. A failed attempt is not an error: the
+// attempt the reconciler finishes. A run that gets to the call later than
+// SendWindow after recording its attempt (it was paused) does not call the
+// provider, and answers with a look-up instead. A failed attempt is not an error: the
 // intent comes back in requires_payment_method with last_error. When the
 // provider is unavailable the attempt is withdrawn and the answer is 503.
 func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (*keelpay.PaymentIntent, error) {
@@ -228,6 +230,16 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	// From here on the request's cancellation changes nothing: the
 	// attempt is finished (or left to the reconciler) either way.
 	ctx = context.WithoutCancel(ctx)
+	if late := s.now().Sub(attempt.AttemptAt); late >= SendWindow {
+		// This run stalled after recording the attempt (a paused process,
+		// a stalled connection) for longer than the send window: a retry
+		// or the reconciler may already have looked the attempt up and,
+		// past ReachWindow, closed it as never charged. It does not call
+		// the provider any more; it answers with what a look-up says.
+		s.log.WarnContext(ctx, "confirm resumed past its send window; the provider is not called",
+			attemptAttrs(&attempt, slog.Duration("late", late))...)
+		return s.lookUp(ctx, &attempt)
+	}
 	req.AttemptID = attempt.AttemptID
 	callCtx, cancel := s.call(ctx)
 	res, err := s.cfg.Provider.Charge(callCtx, req)
@@ -368,7 +380,10 @@ func (s *Service) expireIntent(ctx context.Context, pi *keelpay.PaymentIntent) (
 // second attempt. found is false when the store has no intent with that
 // attempt any more (the attempt was withdrawn because the provider did
 // nothing): the confirm then runs again. Until the attempt's provider call
-// could still be under way, the answer is 409 idempotency_key_in_use.
+// could still be under way, the answer is 409 idempotency_key_in_use; after
+// that, a provider that does not know the attempt yet gives processing with
+// last_error outcome_unknown until ReachWindow has passed (the first run
+// may still send it), and only then a failed attempt.
 func (s *Service) ResumeConfirm(ctx context.Context, st *keelpay.Store, attemptID string) (_ *keelpay.PaymentIntent, found bool, _ error) {
 	ctx = context.WithoutCancel(ctx)
 	pi, err := s.cfg.Storage.PaymentIntentGetByAttempt(ctx, attemptID)

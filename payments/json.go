@@ -134,6 +134,7 @@ type IntentObject struct {
 	LastError          *keelpay.LastError          `json:"last_error,omitempty"`
 	NextAction         *keelpay.NextAction         `json:"next_action"`
 	CancellationReason string                      `json:"cancellation_reason,omitempty"`
+	VoidedCharges      []VoidedChargeObject        `json:"voided_charges,omitempty"`
 	ExpiresAt          string                      `json:"expires_at"`
 	CreatedAt          string                      `json:"created_at"`
 }
@@ -170,11 +171,25 @@ func NewIntentObject(pi *keelpay.PaymentIntent, personal bool) *IntentObject {
 	if pi.Status == keelpay.IntentCanceled {
 		o.CancellationReason = pi.CancellationReason
 	}
+	for _, v := range pi.VoidedCharges {
+		o.VoidedCharges = append(o.VoidedCharges, VoidedChargeObject{
+			Attempt: v.AttemptID, Amount: v.Amount, Currency: v.Currency, VoidedAt: timestamp(v.VoidedAt),
+		})
+	}
 	if personal {
 		o.ClientSecret = pi.ClientSecret
 		o.Billing = pi.Billing
 	}
 	return o
+}
+
+// VoidedChargeObject is a charge that reached the provider after its
+// attempt was closed as never charged, and that the service voided.
+type VoidedChargeObject struct {
+	Attempt  string `json:"attempt"`
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+	VoidedAt string `json:"voided_at"`
 }
 
 // ListObject is a page of a list (docs/api.md, "Lists").

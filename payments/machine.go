@@ -67,6 +67,23 @@ const (
 	// ThreeDSecureWait is how long a 3D Secure challenge waits for the
 	// buyer; then the reconciler looks the attempt up.
 	ThreeDSecureWait = 10 * time.Minute
+
+	// SendWindow is how long after an attempt is recorded the confirm
+	// that recorded it may still send the charge. A run that gets there
+	// later (its process was paused, its database connection stalled)
+	// does not call the provider: it looks the attempt up instead.
+	SendWindow = 15 * time.Second
+	// ReachWindow is how long after an attempt is recorded a charge for it
+	// may still reach the provider: the send window plus the longest call.
+	// Until then, a provider that does not know the attempt does not
+	// prove that nothing was charged, and the attempt stays open as an
+	// unknown outcome.
+	ReachWindow = SendWindow + CallTimeoutMax
+	// LateCheckFor is how long an attempt closed as never charged is
+	// still looked up, in case a charge for it arrives after all (a
+	// request that sat in a stalled network, a process paused between the
+	// last check of its clock and the send); a charge found is voided.
+	LateCheckFor = 24 * time.Hour
 )
 
 // nextCheck returns when to look an open attempt up next: while a 3D
@@ -144,6 +161,10 @@ type step struct {
 	// outcome labels a closed attempt for the attempts metric; "" while
 	// it is open.
 	outcome, code string
+	// lateCheck: the attempt is closed as never charged on the provider's
+	// word that it does not know it; it is looked up again for
+	// LateCheckFor, and a charge found then is voided.
+	lateCheck bool
 }
 
 // Attempt outcomes of the attempts metric.
@@ -176,9 +197,27 @@ func advance(pi keelpay.PaymentIntent, a answer, now time.Time) step {
 
 	switch {
 	case errors.Is(a.err, provider.ErrUnknownAttempt):
-		// The provider never saw the attempt (the process died before the
-		// call): nothing was charged.
-		return closeAs(lastError(ErrorProviderError, ""))
+		if pi.Status == keelpay.IntentProcessing && now.Before(pi.AttemptAt.Add(ReachWindow)) {
+			// The provider has not seen the attempt yet, but the run that
+			// made it may still send it (it may be paused, or its request
+			// on its way): the outcome is not known yet. (An attempt in
+			// requires_action was answered already.)
+			pi.LastError = lastError(ErrorOutcomeUnknown, "")
+			pi.ReconcileAt = nextCheck(pi.Status, pi.AttemptAt, now)
+			if reach := pi.AttemptAt.Add(ReachWindow); pi.ReconcileAt.Before(reach) {
+				pi.ReconcileAt = reach
+			}
+			return step{next: pi}
+		}
+		// The provider never saw the attempt, and no run may send it any
+		// more (the process died before the call, or gave up past its send
+		// window): nothing was charged. A request that left just before
+		// its run stalled could still arrive, so a processing attempt is
+		// looked up again for a while.
+		sent := pi.Status == keelpay.IntentProcessing
+		s := closeAs(lastError(ErrorProviderError, ""))
+		s.lateCheck = sent
+		return s
 	case a.err != nil && !a.lookup && provider.IsOutcomeUnknown(a.err):
 		pi.LastError = lastError(ErrorOutcomeUnknown, "")
 		return step{next: wait(pi, now)}

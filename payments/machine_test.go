@@ -134,6 +134,7 @@ func TestAdvance(t *testing.T) {
 		outcome      string
 		authorized   bool
 		paidWithCard bool // payment_method from the provider's card
+		lateCheck    bool // looked up again for a late charge
 	}
 	for _, tc := range []struct {
 		name string
@@ -182,8 +183,16 @@ func TestAdvance(t *testing.T) {
 			want{status: keelpay.IntentRequiresPaymentMethod, event: keelpay.EventPaymentIntentPaymentFailed, code: ErrorInvalidRequest, outcome: outcomeFailed}},
 		{"charge refused otherwise", open(keelpay.IntentProcessing), answer{err: &provider.Error{Kind: provider.KindInvalidCredentials}}, 0,
 			want{status: keelpay.IntentRequiresPaymentMethod, event: keelpay.EventPaymentIntentPaymentFailed, code: ErrorProviderError, outcome: outcomeFailed}},
-		{"provider never saw the attempt", open(keelpay.IntentProcessing), answer{err: provider.ErrUnknownAttempt, lookup: true}, time.Minute,
-			want{status: keelpay.IntentRequiresPaymentMethod, event: keelpay.EventPaymentIntentPaymentFailed, code: ErrorProviderError, count: 1, outcome: outcomeFailed}},
+		{"provider never saw the attempt", open(keelpay.IntentProcessing), answer{err: provider.ErrUnknownAttempt, lookup: true}, ReachWindow,
+			want{status: keelpay.IntentRequiresPaymentMethod, event: keelpay.EventPaymentIntentPaymentFailed, code: ErrorProviderError, count: 1, outcome: outcomeFailed, lateCheck: true}},
+		// Before ReachWindow the run that made the attempt may still send
+		// it: not seen yet is not never charged.
+		{"provider has not seen the attempt yet", open(keelpay.IntentProcessing), answer{err: provider.ErrUnknownAttempt, lookup: true}, 50 * time.Second,
+			want{status: keelpay.IntentProcessing, code: ErrorOutcomeUnknown, reconcileIn: ReachWindow, count: 1}},
+		{"provider has not seen the attempt a moment after it", open(keelpay.IntentProcessing), answer{err: provider.ErrUnknownAttempt, lookup: true}, time.Second,
+			want{status: keelpay.IntentProcessing, code: ErrorOutcomeUnknown, reconcileIn: ReachWindow, count: 1}},
+		{"provider never saw the attempt, hours later", open(keelpay.IntentProcessing), answer{err: provider.ErrUnknownAttempt, lookup: true}, 7 * time.Hour,
+			want{status: keelpay.IntentRequiresPaymentMethod, event: keelpay.EventPaymentIntentPaymentFailed, code: ErrorProviderError, count: 1, outcome: outcomeFailed, lateCheck: true}},
 		{"look-up unavailable", open(keelpay.IntentProcessing), answer{err: unavailable, lookup: true}, 5 * time.Minute,
 			want{status: keelpay.IntentProcessing, reconcileIn: 15 * time.Minute, count: 1}},
 		{"charge answered nothing", open(keelpay.IntentProcessing), answer{}, 0,
@@ -214,7 +223,7 @@ func TestAdvance(t *testing.T) {
 			got := want{
 				status: next.Status, event: s.event, reason: next.CancellationReason, void: s.void, cardDown: s.cardUnavailable,
 				count: next.ReconcileCount, nextAction: next.NextAction != nil, outcome: s.outcome,
-				authorized: next.AuthorizationCode != "",
+				authorized: next.AuthorizationCode != "", lateCheck: s.lateCheck,
 			}
 			if next.LastError != nil {
 				got.code, got.decline = next.LastError.Code, next.LastError.DeclineCode

@@ -28,10 +28,9 @@ const (
 const (
 	// CallTimeoutDefault bounds each provider call.
 	CallTimeoutDefault = 30 * time.Second
-	// CallTimeoutMax is the largest CallTimeout: a call must be over
-	// before the reconciler's first look-up at the attempt, one minute
-	// after it, or the look-up could find an attempt that is still on its
-	// way to the provider and call it unknown.
+	// CallTimeoutMax is the largest CallTimeout: a call that starts
+	// within SendWindow of its attempt is over by ReachWindow, one minute
+	// after the attempt, when the reconciler first looks the attempt up.
 	CallTimeoutMax = 45 * time.Second
 	// RunEveryDefault is Run's interval when it is given none.
 	RunEveryDefault = 5 * time.Second
@@ -114,16 +113,21 @@ func (s *Service) call(ctx context.Context) (context.Context, context.CancelFunc
 
 // metrics are the service's Prometheus metrics.
 type metrics struct {
-	attempts *prometheus.CounterVec
+	attempts   *prometheus.CounterVec
+	lateVoided prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, db storage.Storage) *metrics {
 	m := &metrics{attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_payment_attempts_total",
 		Help: "Closed payment attempts by outcome (succeeded, failed, voided, canceled, not_sent) and last_error code.",
-	}, []string{"outcome", "code"})}
+	}, []string{"outcome", "code"}),
+		lateVoided: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "keelpay_payment_late_charges_voided_total",
+			Help: "Charges that reached the provider after their attempt was closed as never charged, found by the reconciler and voided.",
+		})}
 	if reg != nil {
-		reg.MustRegister(m.attempts, &intentCollector{db: db})
+		reg.MustRegister(m.attempts, m.lateVoided, &intentCollector{db: db})
 	}
 	return m
 }

@@ -70,6 +70,11 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 					return err
 				}
 			}
+			if st.lateCheck {
+				if err := tx.AttemptCheckInsert(ctx, newAttemptCheck(prev, n.UpdatedAt)); err != nil {
+					return err
+				}
+			}
 			// When a request with an Idempotency-Key makes this change,
 			// its response is stored with it: a retry after a crash gets
 			// this answer, not a second run.
@@ -137,7 +142,9 @@ func (s *Service) Notify(ctx context.Context, merchantID, attemptID string) {
 // left, 3D Secure challenges past their wait) and finishes those the
 // provider knows the outcome of. Attempts still pending are scheduled
 // again: 1, 5, 15 and 60 minutes after the attempt, then every 6 hours.
-// Safe to run in several processes at once.
+// Then it looks up again the attempts closed as never charged whose check
+// is due, and voids a charge that arrived for one late. Safe to run in
+// several processes at once.
 func (s *Service) Reconcile(ctx context.Context) error {
 	for {
 		due, err := s.cfg.Storage.PaymentIntentListReconcileDue(ctx, s.now(), workerBatch)
@@ -155,7 +162,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 			}
 		}
 		if len(due) < workerBatch {
-			return nil
+			return s.checkLateCharges(ctx)
 		}
 	}
 }

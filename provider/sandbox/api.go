@@ -26,6 +26,9 @@ type Stats struct {
 	RefundsByAttempt map[string]int `json:"refunds_by_attempt"`
 	// Voids is the number of charges made that were voided.
 	Voids int `json:"voids"`
+	// VoidedByAttempt is the number of voided charges of each attempt id
+	// that made one and had it voided (summed over merchants).
+	VoidedByAttempt map[string]int `json:"voided_by_attempt"`
 }
 
 // Stats returns the counts as of the clock's now: unknown outcomes that
@@ -40,7 +43,7 @@ func (s *Sandbox) Stats() Stats {
 func (s *Sandbox) ReadStats() (Stats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{ChargesByAttempt: map[string]int{}, RefundsByAttempt: map[string]int{}}
+	st := Stats{ChargesByAttempt: map[string]int{}, RefundsByAttempt: map[string]int{}, VoidedByAttempt: map[string]int{}}
 	err := s.inTx(func(t tx) (err error) {
 		if err := s.settleAll(t); err != nil {
 			return err
@@ -51,13 +54,16 @@ func (s *Sandbox) ReadStats() (Stats, error) {
 		if st.RefundsByAttempt, err = t.countByAttempt("sandbox_refunds", "paid"); err != nil {
 			return err
 		}
-		if st.Voids, err = t.count(`SELECT COUNT(*) FROM sandbox_charges WHERE made > 0 AND voided = 1`); err != nil {
+		if st.VoidedByAttempt, err = t.countByAttempt("sandbox_charges", "made * voided"); err != nil {
 			return err
+		}
+		for _, n := range st.VoidedByAttempt {
+			st.Voids += n
 		}
 		return nil
 	})
 	if err != nil {
-		return Stats{ChargesByAttempt: map[string]int{}, RefundsByAttempt: map[string]int{}}, err
+		return Stats{ChargesByAttempt: map[string]int{}, RefundsByAttempt: map[string]int{}, VoidedByAttempt: map[string]int{}}, err
 	}
 	for _, n := range st.ChargesByAttempt {
 		st.Charges += n

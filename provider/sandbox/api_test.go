@@ -42,7 +42,7 @@ func TestAPIHandlerServesTheProviderAndItsStats(t *testing.T) {
 	_, err = b.sb.Charge(b.ctx, provider.ChargeRequest{MerchantID: "merch_other", AttemptID: "att_1", NewCard: newCard(sandbox.CardVisa), Amount: 1, Currency: "EUR"})
 	require.NoError(t, err)
 
-	want := sandbox.Stats{Charges: 3, ChargesByAttempt: map[string]int{"att_1": 2, "att_3": 1}, Refunds: 1, RefundsByAttempt: map[string]int{"rfatt_1": 1}, Voids: 1}
+	want := sandbox.Stats{Charges: 3, ChargesByAttempt: map[string]int{"att_1": 2, "att_3": 1}, Refunds: 1, RefundsByAttempt: map[string]int{"rfatt_1": 1}, Voids: 1, VoidedByAttempt: map[string]int{"att_3": 1}}
 	require.Equal(t, want, b.sb.Stats())
 	resp, err := http.Get(srv.URL + httpprovider.PathPrefix + "stats")
 	require.NoError(t, err)

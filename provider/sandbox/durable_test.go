@@ -180,6 +180,7 @@ func TestSandboxReopenedAfterSIGKILLAnswersAsBefore(t *testing.T) {
 		Refunds:          1,
 		RefundsByAttempt: map[string]int{"rfatt_visa": 1},
 		Voids:            1,
+		VoidedByAttempt:  map[string]int{"att_void": 1},
 	}
 	require.Equal(t, wantStats, rep.Stats)
 
