@@ -59,6 +59,12 @@ type Harness struct {
 	// UnavailableRetryAfter is the RetryAfter the provider gives during
 	// the outage; 0 when it gives none.
 	UnavailableRetryAfter time.Duration
+	// Settle lets the provider's eventually consistent reads catch up
+	// with its writes: it moves a fake's clock, or waits a little for a
+	// real provider. The suite calls it, at most a few times, while a
+	// lookup of an attempt it knows was made answers pending, and before
+	// it voids. Nil when the provider's reads are current at once.
+	Settle func(t *testing.T)
 	// ChargeCount, when set, reports how many times money was charged for
 	// attemptID, so that the suite can check that repeats charge once.
 	ChargeCount func(attemptID string) int
@@ -200,13 +206,42 @@ func requireFailed(t *testing.T, res *provider.ChargeResult, code provider.Failu
 	assert.Equal(t, declineCode, res.Failure.DeclineCode, "decline code")
 }
 
-// lookup looks the charge up and requires an answer.
+// settleRounds bounds how often the suite calls Settle for one lookup.
+const settleRounds = 5
+
+func (s *suite) settle(t *testing.T) {
+	if s.h.Settle != nil {
+		s.h.Settle(t)
+	}
+}
+
+// lookup looks the charge of an attempt that reached the provider up and
+// requires an answer; a pending answer is asked again after Settle.
 func (s *suite) lookup(t *testing.T, attemptID string) *provider.ChargeResult {
 	t.Helper()
 	merchant, _ := s.app(t)
-	res, err := s.h.Provider.LookupCharge(s.ctx, merchant, attemptID)
-	require.NoError(t, err, "LookupCharge")
-	return res
+	for i := 0; ; i++ {
+		res, err := s.h.Provider.LookupCharge(s.ctx, merchant, attemptID)
+		require.NoError(t, err, "LookupCharge")
+		if res.Status != provider.ChargePending || s.h.Settle == nil || i == settleRounds {
+			return res
+		}
+		s.settle(t)
+	}
+}
+
+// lookupRefund is lookup for a refund send.
+func (s *suite) lookupRefund(t *testing.T, attemptID string) *provider.RefundResult {
+	t.Helper()
+	merchant, _ := s.app(t)
+	for i := 0; ; i++ {
+		res, err := s.h.Provider.LookupRefund(s.ctx, merchant, attemptID)
+		require.NoError(t, err, "LookupRefund")
+		if res.Status != provider.RefundPending || s.h.Settle == nil || i == settleRounds {
+			return res
+		}
+		s.settle(t)
+	}
 }
 
 // notifications registers a recorder with a provider that is a Notifier,
@@ -494,6 +529,7 @@ func testUnknownAttempt(t *testing.T, s *suite) {
 func testVoid(t *testing.T, s *suite) {
 	r, _ := s.charged(t)
 	merchant, _ := s.app(t)
+	s.settle(t)
 	require.NoError(t, s.h.Provider.Void(s.ctx, merchant, r.AttemptID))
 	got := s.lookup(t, r.AttemptID)
 	assert.True(t, got.Voided, "the lookup reports the void")
@@ -513,6 +549,7 @@ func testVoidFailed(t *testing.T, s *suite) {
 	r := s.request(t, s.h.Cards.Declined)
 	_, err := s.h.Provider.Charge(s.ctx, r)
 	require.NoError(t, err)
+	s.settle(t)
 	require.NoError(t, s.h.Provider.Void(s.ctx, merchant, r.AttemptID))
 	requireFailed(t, s.lookup(t, r.AttemptID), provider.FailureCardDeclined, provider.DeclineGeneric)
 }
@@ -534,8 +571,7 @@ func testRefund(t *testing.T, s *suite) {
 	again, err := s.h.Provider.Refund(s.ctx, rr)
 	require.NoError(t, err)
 	assert.Equal(t, provider.RefundSucceeded, again.Status, "a repeat returns the first outcome")
-	got, err := s.h.Provider.LookupRefund(s.ctx, merchant, rr.AttemptID)
-	require.NoError(t, err)
+	got := s.lookupRefund(t, rr.AttemptID)
 	assert.Equal(t, provider.RefundSucceeded, got.Status)
 	assert.Nil(t, got.Failure)
 }
