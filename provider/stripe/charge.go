@@ -357,20 +357,28 @@ func quote(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s)
 }
 
+// probeParam is a parameter Stripe does not know. A create sent with only
+// it is refused in validation, before anything is done or saved.
+const probeParam = "keelpay_probe"
+
 // keyUsed asks Stripe, consistently, whether it holds a request with the
-// idempotency key on path: it sends a request without parameters, which
-// Stripe refuses in validation, and saves nothing for, when the key is
-// new, and refuses as an idempotency error (or 409, while the first request
-// runs) when the key was used in the last 24 hours.
+// idempotency key on the create endpoint of PaymentIntents (or Refunds): it
+// sends a create with only an unknown parameter under that key. Stripe
+// answers a key it holds (kept 24 hours) and parameters other than the
+// first request's with an idempotency error, or 409 while the first request
+// still runs; a key it does not hold gets the request validated, refused
+// as an unknown parameter, and nothing saved for it.
 func keyUsed(ctx context.Context, cl *sg.Client, key string, refund bool) (bool, error) {
 	var err error
 	if refund {
 		rp := &sg.RefundCreateParams{}
 		rp.IdempotencyKey = sg.String(key)
+		rp.AddExtra(probeParam, "1")
 		_, err = cl.V1Refunds.Create(ctx, rp)
 	} else {
 		pp := &sg.PaymentIntentCreateParams{}
 		pp.IdempotencyKey = sg.String(key)
+		pp.AddExtra(probeParam, "1")
 		_, err = cl.V1PaymentIntents.Create(ctx, pp)
 	}
 	se, ok := asStripe(err)

@@ -248,7 +248,15 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		entry = &idemEntry{fingerprint: fp, at: f.now}
 	}
-	status, body, ferr, drop := f.route(acct, r)
+	var status int
+	var body any
+	var ferr *fakeErr
+	var drop bool
+	if r.Form.Has("keelpay_probe") {
+		ferr = stripeError(400, "invalid_request_error", "parameter_unknown", "Received unknown parameter: keelpay_probe")
+	} else {
+		status, body, ferr, drop = f.route(acct, r)
+	}
 	if ferr != nil {
 		status = ferr.status
 		body = map[string]any{"error": ferr.body}
