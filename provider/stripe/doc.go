@@ -49,11 +49,13 @@
 //     Stripe's incidents.
 //   - The idempotency key: Stripe keeps each key for 24 hours, and
 //     answers a request that reuses one with other parameters with an
-//     idempotency error (409 while the first request still runs). Sent
-//     without any parameter, such a request is refused in validation and
-//     saved by nothing when the key is new. So it tells, consistently,
-//     whether the attempt reached Stripe in the last 24 hours, without
-//     creating anything.
+//     idempotency error (409 while the first request still runs). A create
+//     sent under the key with only a parameter Stripe does not know
+//     (keelpay_probe) is, when the key is new, refused in validation, and
+//     Stripe saves nothing for it. So it tells, consistently, whether the
+//     attempt reached Stripe in the last 24 hours, without creating
+//     anything. This relies on Stripe checking the key before it validates
+//     the parameters; the test-mode run checks it.
 //   - Lists are consistent, but only by customer or PaymentIntent, which a
 //     lookup by attempt id does not know; the adapter lists a
 //     PaymentIntent's refunds.
@@ -75,7 +77,9 @@
 // from Stripe: within 24 hours the idempotency key would replay the first
 // answer anyway, but after 24 hours it would not, and a repeated attempt
 // must never charge twice. A refund lists its PaymentIntent's refunds
-// before it creates one, for the same reason.
+// before it creates one, for the same reason. The price: one search per
+// charge (Stripe rate-limits search more tightly than other reads), and
+// while Stripe's search fails, charges fail as unavailable, doing nothing.
 //
 // # Card data and PCI scope
 //

@@ -102,6 +102,26 @@ func TestChargeWhoseAnswerIsLost(t *testing.T) {
 	assert.Equal(t, again.OrderID, got.OrderID)
 }
 
+func TestKeyProbe(t *testing.T) {
+	e := newEnv(t)
+	r := charge(fakeCardSucceeds)
+	_, err := e.p.Charge(t.Context(), r)
+	require.NoError(t, err)
+	used, err := e.p.KeyUsed(t.Context(), testKey, r.AttemptID, false)
+	require.NoError(t, err)
+	assert.True(t, used)
+	fresh := keelpay.NewID("att_")
+	for range 2 {
+		used, err = e.p.KeyUsed(t.Context(), testKey, fresh, false)
+		require.NoError(t, err)
+		assert.False(t, used, "the probe saves nothing under a new key")
+	}
+	e.fake.advance(24 * time.Hour)
+	used, err = e.p.KeyUsed(t.Context(), testKey, r.AttemptID, false)
+	require.NoError(t, err)
+	assert.False(t, used, "Stripe keeps keys 24 hours")
+}
+
 func TestLookupWhenSearchFails(t *testing.T) {
 	e := newEnv(t)
 	e.fake.set(func(f *fakeStripe) { f.searchErr = true })

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/providertest"
 	"github.com/keelpay/keelpay/provider/stripe"
@@ -24,6 +25,24 @@ func TestConformanceInStripeTestMode(t *testing.T) {
 	if key == "" || account == "" {
 		t.Skip("set KEELPAY_TEST_STRIPE_KEY and KEELPAY_TEST_STRIPE_ACCOUNT to run against Stripe's test mode")
 	}
+	t.Run("the idempotency key probe sees a charge at once", func(t *testing.T) {
+		// The lookup rule rests on this: Stripe answers a key in use with
+		// an idempotency error, before validating the probe's parameters.
+		p, err := stripe.New(stripe.Config{ReturnURL: "https://example.com/stripe/return"})
+		require.NoError(t, err)
+		_, err = p.CheckApplication(t.Context(), provider.Credentials{ClientID: account, ClientSecret: key})
+		require.NoError(t, err)
+		r := charge("4242424242424242")
+		r.MerchantID = account
+		_, err = p.Charge(t.Context(), r)
+		require.NoError(t, err)
+		used, err := p.KeyUsed(t.Context(), key, r.AttemptID, false)
+		require.NoError(t, err)
+		require.True(t, used, "a charged attempt's key must show as used")
+		used, err = p.KeyUsed(t.Context(), key, keelpay.NewID("att_"), false)
+		require.NoError(t, err)
+		require.False(t, used, "a new key must show as unused")
+	})
 	providertest.Run(t, func(t *testing.T) *providertest.Harness {
 		p, err := stripe.New(stripe.Config{ReturnURL: "https://example.com/stripe/return"})
 		require.NoError(t, err)
