@@ -335,3 +335,64 @@ func TestUnconfiguredMerchantDoesNothing(t *testing.T) {
 	assert.Equal(t, provider.KindInvalidRequest, provider.KindOf(err))
 	assert.False(t, errors.Is(err, provider.ErrUnknownAttempt))
 }
+
+func TestVoidCancelsAnOpenChallenge(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	r := charge(fakeCard3DS)
+	res, err := e.p.Charge(ctx, r)
+	require.NoError(t, err)
+	require.Equal(t, provider.ChargeRequiresAction, res.Status)
+	e.fake.advance(searchLag)
+	require.NoError(t, e.p.Void(ctx, testAccount, r.AttemptID))
+	require.NoError(t, e.p.Void(ctx, testAccount, r.AttemptID), "voiding twice")
+	got, err := e.p.LookupCharge(ctx, testAccount, r.AttemptID)
+	require.NoError(t, err)
+	assert.Equal(t, provider.ChargeFailed, got.Status)
+	assert.True(t, got.Voided)
+	assert.Equal(t, provider.FailureAuthenticationFailed, got.Failure.Code)
+	assert.Error(t, e.fake.answer3DS(res.ActionURL, true), "a canceled PaymentIntent cannot be authenticated any more")
+	assert.Equal(t, 0, e.fake.chargeCount(r.AttemptID))
+}
+
+func TestRefundSendsItsAttemptIDAsIdempotencyKeyAndMetadata(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	c := charge(fakeCardSucceeds)
+	res, err := e.p.Charge(ctx, c)
+	require.NoError(t, err)
+	rr := provider.RefundRequest{MerchantID: testAccount, AttemptID: keelpay.NewID("rfatt_"), ChargeAttemptID: c.AttemptID,
+		OrderID: res.OrderID, Amount: res.Amount, Currency: res.Currency}
+	out, err := e.p.Refund(ctx, rr)
+	require.NoError(t, err)
+	require.Equal(t, provider.RefundSucceeded, out.Status)
+
+	// A second send for the same charge is refused by Stripe: nothing is
+	// left to refund.
+	second := rr
+	second.AttemptID = keelpay.NewID("rfatt_")
+	out, err = e.p.Refund(ctx, second)
+	require.NoError(t, err)
+	assert.Equal(t, provider.RefundFailed, out.Status)
+	assert.Equal(t, provider.FailureRefundRejected, out.Failure.Code)
+
+	unknown := rr
+	unknown.AttemptID, unknown.OrderID = keelpay.NewID("rfatt_"), "pi_unknown"
+	out, err = e.p.Refund(ctx, unknown)
+	require.NoError(t, err)
+	assert.Equal(t, provider.RefundFailed, out.Status)
+	assert.Equal(t, provider.FailureOrderNotFound, out.Failure.Code)
+
+	e.fake.mu.Lock()
+	defer e.fake.mu.Unlock()
+	var found int
+	for _, rf := range e.fake.refunds {
+		if rf.metadata[stripe.MetaAttempt] == rr.AttemptID {
+			found++
+			assert.Equal(t, res.OrderID, rf.pi)
+			assert.Equal(t, rr.Amount, rf.amount)
+		}
+	}
+	assert.Equal(t, 1, found)
+	assert.Contains(t, e.fake.idem, testAccount+"|"+rr.AttemptID)
+}
