@@ -520,8 +520,7 @@ func testUnknownAttempt(t *testing.T, s *suite) {
 		_, err = s.h.Provider.LookupCharge(s.ctx, merchant, d.AttemptID)
 		assert.NoError(t, err, "a declined attempt is known")
 	}
-	// A void says nothing about an attempt it did not see: it never
-	// makes a later charge of that attempt id impossible to look up.
+	// Voiding the unseen attempt recorded nothing: it is still unknown.
 	_, err = s.h.Provider.LookupCharge(s.ctx, merchant, never)
 	assert.ErrorIs(t, err, provider.ErrUnknownAttempt)
 }
