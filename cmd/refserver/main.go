@@ -11,6 +11,8 @@
 //	-db           KEELPAY_DB           SQLite file path, or a postgres:// URL (default ./keelpay.db)
 //	-key-file     KEELPAY_KEY_FILE     file of encryption keys (default for SQLite: <db>.key, created if missing)
 //	-log-format   KEELPAY_LOG_FORMAT   text or json (default text)
+//	-provider     KEELPAY_PROVIDER     sandbox (the default); stripe refuses to start and points to
+//	                                   refserver-stripe of the provider/stripe module (docs/providers.md)
 //	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
 //	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
 //	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,

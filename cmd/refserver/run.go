@@ -38,6 +38,7 @@ type config struct {
 	logFormat  string
 	newKey     bool
 	pprofAddr  string
+	provider   string
 	sandboxURL string
 	sandboxDB  string
 }
@@ -54,6 +55,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.pprofAddr, "pprof", getenv("KEELPAY_PPROF_ADDR"),
 		"serve the Go runtime's profiles (net/http/pprof) at this address, apart from the API (env KEELPAY_PPROF_ADDR); default off")
 	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
+	fs.StringVar(&c.provider, "provider", envOr(getenv, "KEELPAY_PROVIDER", "sandbox"),
+		"payment provider: sandbox; stripe is served by refserver-stripe of the provider/stripe module (env KEELPAY_PROVIDER)")
 	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
 	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
@@ -67,11 +70,26 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return c, fmt.Errorf("-log-format must be text or json")
 	}
+	switch c.provider {
+	case "sandbox":
+	case "stripe":
+		// Linking the adapter would make every user of the keelpay
+		// module download stripe-go.
+		return c, errors.New(stripeMissing)
+	default:
+		return c, fmt.Errorf("-provider must be sandbox or stripe, not %q", c.provider)
+	}
 	if c.sandboxDB == "" {
 		c.sandboxDB = defaultSandboxDB(c.db)
 	}
 	return c, nil
 }
+
+// stripeMissing is why -provider stripe does not start.
+const stripeMissing = "-provider stripe: this refserver has no Stripe adapter, which lives in a module of its own " +
+	"so that the keelpay module does not depend on stripe-go; run refserver-stripe instead " +
+	"(cd provider/stripe && go run ./cmd/refserver-stripe), with KEELPAY_STRIPE_ACCOUNT, KEELPAY_STRIPE_KEY, " +
+	"KEELPAY_STRIPE_WEBHOOK_SECRET, KEELPAY_PUBLIC_URL and KEELPAY_ENCRYPTION_KEY set (docs/providers.md)"
 
 // defaultSandboxDB is where the owned sandbox keeps its state when
 // -sandbox-db is not given: next to a SQLite database, with the database's
