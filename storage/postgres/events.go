@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -131,6 +132,10 @@ func scanClaimed(codec atrest.Codec, token string) func(scanner) (claimed, error
 
 func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
 	var got []claimed
+	capStores, capValues := make([]string, len(p.StoreCaps)), make([]int32, len(p.StoreCaps))
+	for i, c := range p.StoreCaps {
+		capStores[i], capValues[i] = c.StoreID, int32(min(c.Cap, math.MaxInt32))
+	}
 	err := q.write(ctx, func(w querier) error {
 		// A claim is this one statement, and it takes no lock that other
 		// claims need: it locks the rows it claims, and only those, FOR
@@ -151,7 +156,8 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		// The work is bounded whatever the backlog: the stores with pending
 		// deliveries are found by skipping through the by-store index (one
 		// seek per store), a store at its cap is passed over, and each other
-		// store gives at most its room under the cap, earliest due first.
+		// store gives at most its room under the cap (its own when
+		// StoreCaps lists it), earliest due first.
 		// The stores take turns: every store's first due delivery comes
 		// before any store's second, so a store with a backlog cannot fill
 		// a claim while another has one delivery due. The turns are taken
@@ -169,16 +175,22 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 				SELECT store_id, count(*) AS n FROM deliveries
 				WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
 				GROUP BY store_id
+			), caps AS (
+				SELECT * FROM unnest($6::text[], $7::int[]) AS c(store_id, cap)
+			), room AS (
+				SELECT ps.store_id, coalesce(k.cap, $4) - coalesce(l.n, 0) AS n
+				FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+				LEFT JOIN caps k ON k.store_id = ps.store_id
+				WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < coalesce(k.cap, $4)
 			), ranked AS (
-				SELECT ps.store_id FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+				SELECT r.store_id FROM room r
 				CROSS JOIN LATERAL (
 					SELECT event_id, next_attempt_at FROM deliveries
-					WHERE store_id = ps.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+					WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
 					ORDER BY next_attempt_at, event_id
-					LIMIT $4 - coalesce(l.n, 0)
+					LIMIT r.n
 				) c
-				WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < $4
-				ORDER BY row_number() OVER (PARTITION BY ps.store_id ORDER BY c.next_attempt_at, c.event_id),
+				ORDER BY row_number() OVER (PARTITION BY r.store_id ORDER BY c.next_attempt_at, c.event_id),
 					c.next_attempt_at, c.event_id
 				LIMIT $5
 			), shares AS (
@@ -196,7 +208,7 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 			FROM picked, events e, stores s
 			WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
 			`+claimReturning,
-			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, p.Limit)
+			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, p.Limit, capStores, capValues)
 		got, err = collect(rows, err, scanClaimed(q.db.codec, p.LeaseToken))
 		return err
 	})
