@@ -20,6 +20,11 @@ const storeLimitFloor = 1
 // it has no attempt in flight and no result came back.
 const storeLimitMemory = 10 * time.Minute
 
+// storeLimitActive is how long after its last attempt a store above the
+// start keeps its limit in claims: the attempts of a round end before the
+// commit that claims the next round.
+const storeLimitActive = 5 * time.Second
+
 // storeLimitsListed bounds the stores a claim lists with a cap of their
 // own: the claim reads the list for every store it looks at. Stores left
 // out have PerStoreStart, which is close to a throttled store's cap.
@@ -104,9 +109,10 @@ func (l *storeLimits) end(ctx context.Context, storeID string, counted bool, fai
 
 // caps returns the stores whose limit a claim must apply in place of
 // start: every throttled store, and each store above start with an
-// attempt in flight (one with none starts again at start, and is listed
-// again once it has one). Throttled stores come first, lowest limit first,
-// when there are more than storeLimitsListed.
+// attempt in flight or one that ended within storeLimitActive (one idle
+// for longer is claimed at start, and is listed again once it has an
+// attempt). When there are more than storeLimitsListed, throttled stores
+// come first, lowest limit first, then the highest limits.
 func (l *storeLimits) caps() []storage.StoreCap {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -121,12 +127,24 @@ func (l *storeLimits) caps() []storage.StoreCap {
 			delete(l.stores, id)
 			continue
 		}
-		if s.limit < l.start || s.limit > l.start && s.inFlight > 0 {
+		if s.limit < l.start || s.limit > l.start && (s.inFlight > 0 || now.Sub(s.last) < storeLimitActive) {
 			caps = append(caps, storage.StoreCap{StoreID: id, Cap: s.limit})
 		}
 	}
 	if len(caps) > storeLimitsListed {
-		slices.SortFunc(caps, func(a, b storage.StoreCap) int { return cmp.Compare(a.Cap, b.Cap) })
+		slices.SortFunc(caps, func(a, b storage.StoreCap) int {
+			aLow, bLow := a.Cap < l.start, b.Cap < l.start
+			switch {
+			case aLow && bLow:
+				return cmp.Compare(a.Cap, b.Cap)
+			case aLow != bLow:
+				if aLow {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(b.Cap, a.Cap)
+		})
 		caps = caps[:storeLimitsListed]
 	}
 	return caps
