@@ -11,8 +11,7 @@
 //	-db           KEELPAY_DB           SQLite file path, or a postgres:// URL (default ./keelpay.db)
 //	-key-file     KEELPAY_KEY_FILE     file of encryption keys (default for SQLite: <db>.key, created if missing)
 //	-log-format   KEELPAY_LOG_FORMAT   text or json (default text)
-//	-provider     KEELPAY_PROVIDER     sandbox (the default); stripe refuses to start and points to
-//	                                   refserver-stripe of the provider/stripe module (docs/providers.md)
+//	-provider     KEELPAY_PROVIDER     sandbox (the default), or stripe: see "With Stripe" below
 //	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
 //	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
 //	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,
@@ -30,6 +29,29 @@
 //
 // It logs to stderr, is ready when GET /healthz answers 200, and shuts down
 // gracefully on SIGINT or SIGTERM.
+//
+// # With Stripe
+//
+// With -provider stripe the payment provider is the Stripe adapter of
+// package provider/stripe, and nothing of sandbox mode is served: no
+// /sandbox/ routes, no sandbox clock, and only https webhook URLs to public
+// hosts. The account and its secrets come from the environment only, and
+// the server refuses to start, naming each one missing, without them:
+//
+//	KEELPAY_STRIPE_ACCOUNT         the Stripe account id (acct_...)
+//	KEELPAY_STRIPE_KEY             a restricted key of it (rk_live_... or rk_test_...)
+//	KEELPAY_STRIPE_WEBHOOK_SECRET  the signing secret of its webhook endpoint (whsec_...)
+//	KEELPAY_PUBLIC_URL             the server's public https URL
+//	KEELPAY_STRIPE_API_URL         Stripe's API (default https://api.stripe.com); for a
+//	                               fake of Stripe or stripe-mock in tests
+//
+// Stripe sends buyers back after 3D Secure to KEELPAY_PUBLIC_URL +
+// /stripe/return; point the account's webhook endpoint at
+// KEELPAY_PUBLIC_URL + /stripe/webhook. A store is set up with POST
+// /v1/setup, client_id the account id and client_secret the key. The
+// encryption keys follow the rules above: a SQLite database gets a key file
+// beside it when none is given, a PostgreSQL database needs one given.
+// -sandbox-url and -sandbox-db are refused.
 //
 // # Several processes on one PostgreSQL database
 //

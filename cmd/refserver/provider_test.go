@@ -1,15 +1,46 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 )
 
-func TestProviderStripeRefusesAndSaysWhereToGo(t *testing.T) {
+func envMap(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// stripeEnv is a complete Stripe configuration.
+func stripeEnv() map[string]string {
+	return map[string]string{
+		"KEELPAY_PROVIDER":              "stripe",
+		"KEELPAY_STRIPE_ACCOUNT":        "acct_1",
+		"KEELPAY_STRIPE_KEY":            "rk_test_1",
+		"KEELPAY_STRIPE_WEBHOOK_SECRET": "whsec_1",
+		"KEELPAY_PUBLIC_URL":            "https://pay.example/",
+	}
+}
+
+func TestProviderChoice(t *testing.T) {
 	t.Parallel()
+	_, err := parseConfig([]string{"-provider", "paypal"}, envMap(nil), io.Discard)
+	assert.EqualError(t, err, `-provider must be sandbox or stripe, not "paypal"`)
+	c, err := parseConfig(nil, envMap(nil), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "sandbox", c.provider)
+
 	for _, c := range []struct {
 		args []string
 		env  map[string]string
@@ -17,16 +48,130 @@ func TestProviderStripeRefusesAndSaysWhereToGo(t *testing.T) {
 		{[]string{"-provider", "stripe"}, nil},
 		{nil, map[string]string{"KEELPAY_PROVIDER": "stripe"}},
 	} {
-		_, err := parseConfig(c.args, func(k string) string { return c.env[k] }, io.Discard)
+		_, err := parseConfig(c.args, envMap(c.env), io.Discard)
 		require.Error(t, err)
-		assert.Equal(t, "-provider stripe: this refserver has no Stripe adapter, which lives in a module of its own "+
-			"so that the keelpay module does not depend on stripe-go; run refserver-stripe instead "+
-			"(cd provider/stripe && go run ./cmd/refserver-stripe), with KEELPAY_STRIPE_ACCOUNT, KEELPAY_STRIPE_KEY, "+
-			"KEELPAY_STRIPE_WEBHOOK_SECRET, KEELPAY_PUBLIC_URL and KEELPAY_ENCRYPTION_KEY set (docs/providers.md)", err.Error())
+		assert.Equal(t, "-provider stripe: cannot start; missing: "+
+			"KEELPAY_STRIPE_ACCOUNT (the Stripe account id, acct_...); "+
+			"KEELPAY_STRIPE_KEY (a restricted key of the account, rk_live_... or rk_test_...); "+
+			"KEELPAY_STRIPE_WEBHOOK_SECRET (the signing secret of the account's webhook endpoint, whsec_...); "+
+			"KEELPAY_PUBLIC_URL (this server's public https URL, for Stripe's 3D Secure return and webhooks)", err.Error())
 	}
-	_, err := parseConfig([]string{"-provider", "paypal"}, func(string) string { return "" }, io.Discard)
-	assert.EqualError(t, err, `-provider must be sandbox or stripe, not "paypal"`)
-	c, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+
+	// Only what is missing is named; PostgreSQL also needs a key given.
+	env := stripeEnv()
+	delete(env, "KEELPAY_STRIPE_WEBHOOK_SECRET")
+	_, err = parseConfig([]string{"-db", "postgres://u@127.0.0.1/x"}, envMap(env), io.Discard)
+	assert.EqualError(t, err, "-provider stripe: cannot start; missing: "+
+		"KEELPAY_STRIPE_WEBHOOK_SECRET (the signing secret of the account's webhook endpoint, whsec_...); "+
+		"KEELPAY_ENCRYPTION_KEY or -key-file (the encryption keys a PostgreSQL database needs)")
+
+	env = stripeEnv()
+	env["KEELPAY_PUBLIC_URL"] = "http://pay.example"
+	_, err = parseConfig(nil, envMap(env), io.Discard)
+	assert.ErrorContains(t, err, "KEELPAY_PUBLIC_URL must be an https URL")
+
+	env = stripeEnv()
+	env["KEELPAY_SANDBOX_URL"] = "http://127.0.0.1:8080"
+	_, err = parseConfig(nil, envMap(env), io.Discard)
+	assert.ErrorContains(t, err, "belong to -provider sandbox")
+
+	c, err = parseConfig([]string{"-db", "keelpay.db"}, envMap(stripeEnv()), io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, "sandbox", c.provider)
+	assert.Equal(t, stripeConfig{account: "acct_1", key: "rk_test_1", webhookSecret: "whsec_1", publicURL: "https://pay.example"}, c.stripe)
+	assert.Empty(t, c.sandboxDB, "no sandbox with Stripe")
+}
+
+func TestStripeRefusesToStartNamingEachMissingVariable(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(refserver, "-provider", "stripe", "-addr", "127.0.0.1:0")
+	cmd.Dir = t.TempDir()
+	// The test's own environment may hold some of them.
+	cmd.Env = []string{"KEELPAY_STRIPE_ACCOUNT=", "KEELPAY_STRIPE_KEY=", "KEELPAY_STRIPE_WEBHOOK_SECRET=", "KEELPAY_PUBLIC_URL="}
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	for _, name := range []string{"KEELPAY_STRIPE_ACCOUNT", "KEELPAY_STRIPE_KEY", "KEELPAY_STRIPE_WEBHOOK_SECRET", "KEELPAY_PUBLIC_URL"} {
+		assert.Contains(t, string(out), name+" (", "names %s", name)
+	}
+	assert.True(t, strings.HasPrefix(string(out), "refserver: -provider stripe: cannot start; missing: "), "%s", out)
+	assert.NoFileExists(t, filepath.Join(cmd.Dir, "keelpay.db"), "refused before opening anything")
+}
+
+// fakeStripeAccount answers what a store's setup asks Stripe: the account
+// of the key, and the permission probes (updates of an object that does
+// not exist, which a key with the permission gets 404 for).
+func fakeStripeAccount(t *testing.T) (*httptest.Server, func() []string) {
+	var (
+		mu    sync.Mutex
+		calls []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer rk_test_1" {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"Invalid API Key provided"}}`)
+			return
+		}
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/account" {
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "acct_1", "object": "account", "default_currency": "eur", "charges_enabled": true})
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"type":"invalid_request_error","code":"resource_missing","message":"No such object"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), calls...)
+	}
+}
+
+func TestServesWithStripe(t *testing.T) {
+	t.Parallel()
+	fake, calls := fakeStripeAccount(t)
+	env := []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key()), "KEELPAY_KEY_FILE=",
+		"KEELPAY_SANDBOX_URL=", "KEELPAY_SANDBOX_DB=", "KEELPAY_STRIPE_API_URL=" + fake.URL}
+	for k, v := range stripeEnv() {
+		env = append(env, k+"="+v)
+	}
+	dir := t.TempDir()
+	s := start(t, dir, env)
+	assert.Contains(t, s.curl, "Stripe account acct_1; public URL https://pay.example;")
+	assert.Contains(t, s.curl, "https://pay.example/stripe/webhook")
+	assert.NotContains(t, s.curl, "rk_test_1", "the key is never printed")
+
+	r := must(t, "GET", s.url+"/healthz", "", nil)
+	assert.Equal(t, http.StatusOK, r.status)
+	// The adapter's routes: an unsigned webhook is refused; the return
+	// route answers the buyer.
+	r = must(t, "POST", s.url+"/stripe/webhook", "", nil)
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	r = must(t, "GET", s.url+"/stripe/return", "", nil)
+	assert.Equal(t, http.StatusOK, r.status)
+	// Nothing of sandbox mode.
+	for _, p := range []string{"/sandbox/", "/sandbox/clock", "/sandbox/trigger", "/sandbox/webhooks/faults", "/sandbox/3ds/x", "/sandbox/provider/x"} {
+		r = must(t, "GET", s.url+p, "", nil)
+		assert.Equal(t, http.StatusNotFound, r.status, p)
+	}
+	r = must(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 60})
+	assert.Equal(t, http.StatusNotFound, r.status)
+
+	// Setup reaches Stripe (the fake) with the store's key; an insecure
+	// webhook URL is refused before that.
+	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "acct_1", "client_secret": "rk_test_1", "webhook_url": "http://127.0.0.1:9000/webhooks"})
+	assert.Equal(t, "invalid_request", r.code(), "%v", r.body)
+	assert.Empty(t, calls())
+	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "acct_1", "client_secret": "rk_test_1", "webhook_url": "https://store.example/webhooks"})
+	require.Equal(t, http.StatusCreated, r.status, "%v", r.body)
+	assert.Equal(t, "EUR", r.str("currency"), "%v", r.body)
+	assert.Contains(t, calls(), "GET /v1/account")
+
+	logs := stop(t, s)
+	assert.NotContains(t, logs, "rk_test_1")
+	assert.NoFileExists(t, filepath.Join(dir, "keelpay.sandbox.db"), "no sandbox with Stripe")
 }

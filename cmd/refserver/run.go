@@ -24,6 +24,7 @@ import (
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/httpprovider"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/provider/stripe"
 	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
@@ -41,6 +42,8 @@ type config struct {
 	provider   string
 	sandboxURL string
 	sandboxDB  string
+	// stripe is set with -provider stripe.
+	stripe stripeConfig
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -56,7 +59,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"serve the Go runtime's profiles (net/http/pprof) at this address, apart from the API (env KEELPAY_PPROF_ADDR); default off")
 	fs.StringVar(&c.logFormat, "log-format", envOr(getenv, "KEELPAY_LOG_FORMAT", "text"), "log format, text or json (env KEELPAY_LOG_FORMAT)")
 	fs.StringVar(&c.provider, "provider", envOr(getenv, "KEELPAY_PROVIDER", "sandbox"),
-		"payment provider: sandbox; stripe is served by refserver-stripe of the provider/stripe module (env KEELPAY_PROVIDER)")
+		"payment provider: sandbox, or stripe with KEELPAY_STRIPE_ACCOUNT, KEELPAY_STRIPE_KEY, KEELPAY_STRIPE_WEBHOOK_SECRET and KEELPAY_PUBLIC_URL set (env KEELPAY_PROVIDER)")
 	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
 	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
@@ -72,24 +75,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	switch c.provider {
 	case "sandbox":
+		if c.sandboxDB == "" {
+			c.sandboxDB = defaultSandboxDB(c.db)
+		}
 	case "stripe":
-		// Linking the adapter would make every user of the keelpay
-		// module download stripe-go.
-		return c, errors.New(stripeMissing)
+		s, err := parseStripe(c, getenv)
+		if err != nil {
+			return c, err
+		}
+		c.stripe = s
 	default:
 		return c, fmt.Errorf("-provider must be sandbox or stripe, not %q", c.provider)
 	}
-	if c.sandboxDB == "" {
-		c.sandboxDB = defaultSandboxDB(c.db)
-	}
 	return c, nil
 }
-
-// stripeMissing is why -provider stripe does not start.
-const stripeMissing = "-provider stripe: this refserver has no Stripe adapter, which lives in a module of its own " +
-	"so that the keelpay module does not depend on stripe-go; run refserver-stripe instead " +
-	"(cd provider/stripe && go run ./cmd/refserver-stripe), with KEELPAY_STRIPE_ACCOUNT, KEELPAY_STRIPE_KEY, " +
-	"KEELPAY_STRIPE_WEBHOOK_SECRET, KEELPAY_PUBLIC_URL and KEELPAY_ENCRYPTION_KEY set (docs/providers.md)"
 
 // defaultSandboxDB is where the owned sandbox keeps its state when
 // -sandbox-db is not given: next to a SQLite database, with the database's
@@ -202,18 +201,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.logFormat, stderr)
-	// Sandbox mode: the service's clock can be moved forward with POST
-	// /sandbox/clock; the sandbox provider shares it.
+	// Sandbox mode is everything but -provider stripe: insecure webhook
+	// URLs, the sandbox tools, and a service clock that POST
+	// /sandbox/clock moves forward, which the sandbox provider shares.
+	sandboxMode := cfg.provider == "sandbox"
 	clock := &keelpay.OffsetClock{}
+	var serviceClock keelpay.Clock // nil: the system clock
+	if sandboxMode {
+		serviceClock = clock
+	}
 	// One process owns the sandbox (sb) and serves it to the others, which
 	// reach it over HTTP: so a challenge, an unknown outcome or a refund
 	// started by any process can be answered by any other, as with a real
 	// provider.
 	var (
-		prov provider.Provider
-		sb   *sandbox.Sandbox
+		prov     provider.Provider
+		sb       *sandbox.Sandbox
+		stripeAd *stripe.Provider
 	)
-	if cfg.sandboxURL != "" {
+	switch {
+	case !sandboxMode:
+		stripeAd, err = newStripe(cfg.stripe)
+		if err != nil {
+			return err
+		}
+		prov = stripeAd
+	case cfg.sandboxURL != "":
 		remote, err := httpprovider.New(httpprovider.Config{BaseURL: cfg.sandboxURL})
 		if err != nil {
 			return fmt.Errorf("-sandbox-url: %w", err)
@@ -259,8 +272,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// One Service is the whole of keelpay; sandbox mode accepts and
 	// delivers to http and private webhook URLs.
 	svc, err := service.New(service.Config{
-		AllowInsecureWebhooks: true,
-		Clock:                 clock,
+		AllowInsecureWebhooks: sandboxMode,
+		Clock:                 serviceClock,
 		Logger:                log,
 		Metrics:               metrics,
 		Provider:              prov,
@@ -279,20 +292,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		mux.Handle("/sandbox/3ds/", withRequestID(sb.ChallengeHandler()))
 		mux.Handle("/sandbox/provider/", withRequestID(sb.APIHandler()))
 	}
-	// After a move of the sandbox clock, what became due happens before
-	// the answer: expiry, 3D Secure time-outs, reconciliation; the
-	// resulting webhooks follow at once.
-	mux.Handle("/sandbox/clock", withRequestID(sandboxClock(clock, log, func(ctx context.Context) error {
-		defer svc.Dispatcher().Notify()
-		return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
-	})))
-	sbx := &sandboxAPI{dispatcher: svc.Dispatcher(), log: log, stores: svc.Stores(),
-		trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}
-	mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST", sbx.faults)))
-	mux.Handle("/sandbox/trigger", withRequestID(sbx.authed("POST", sbx.triggerEvent)))
-	console := withRequestID(consoleHandler())
-	for _, p := range []string{"GET /sandbox/{$}", "GET /sandbox/console.js", "GET /sandbox/console.css"} {
-		mux.Handle(p, console)
+	if sandboxMode {
+		// After a move of the sandbox clock, what became due happens before
+		// the answer: expiry, 3D Secure time-outs, reconciliation; the
+		// resulting webhooks follow at once.
+		mux.Handle("/sandbox/clock", withRequestID(sandboxClock(clock, log, func(ctx context.Context) error {
+			defer svc.Dispatcher().Notify()
+			return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
+		})))
+		sbx := &sandboxAPI{dispatcher: svc.Dispatcher(), log: log, stores: svc.Stores(),
+			trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}
+		mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST", sbx.faults)))
+		mux.Handle("/sandbox/trigger", withRequestID(sbx.authed("POST", sbx.triggerEvent)))
+		console := withRequestID(consoleHandler())
+		for _, p := range []string{"GET /sandbox/{$}", "GET /sandbox/console.js", "GET /sandbox/console.css"} {
+			mux.Handle(p, console)
+		}
+	} else {
+		mountStripe(mux, stripeAd)
 	}
 	mux.Handle("/", svc.Handler())
 
@@ -319,15 +336,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopProfiles()
 	}
 
-	sandboxAt := "its own sandbox in " + cfg.sandboxDB + ", served at " + baseURL + "/sandbox/provider/"
-	if sb == nil {
-		sandboxAt = "the sandbox at " + cfg.sandboxURL
+	if sandboxMode {
+		sandboxAt := "its own sandbox in " + cfg.sandboxDB + ", served at " + baseURL + "/sandbox/provider/"
+		if sb == nil {
+			sandboxAt = "the sandbox at " + cfg.sandboxURL
+		}
+		fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode: %s; database %s)\n\n", baseURL, sandboxAt, redactDSN(cfg.db))
+		fmt.Fprintf(stdout, "Sandbox console: %s/sandbox/\n\n", baseURL)
+		fmt.Fprintf(stdout, "Set up a sandbox store:\n\n  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
+			"    -d '{\"client_id\":\"app_demo\",\"client_secret\":\"secret_demo\",\"webhook_url\":\"http://127.0.0.1:9000/webhooks\"}'\n\n", baseURL)
+		log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)), slog.String("sandbox", sandboxAt))
+	} else {
+		printStripeBanner(stdout, baseURL, cfg.db, cfg.stripe)
+		log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)),
+			slog.String("stripe_account", cfg.stripe.account), slog.String("public_url", cfg.stripe.publicURL))
 	}
-	fmt.Fprintf(stdout, "keelpay reference server listening on %s (sandbox mode: %s; database %s)\n\n", baseURL, sandboxAt, redactDSN(cfg.db))
-	fmt.Fprintf(stdout, "Sandbox console: %s/sandbox/\n\n", baseURL)
-	fmt.Fprintf(stdout, "Set up a sandbox store:\n\n  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
-		"    -d '{\"client_id\":\"app_demo\",\"client_secret\":\"secret_demo\",\"webhook_url\":\"http://127.0.0.1:9000/webhooks\"}'\n\n", baseURL)
-	log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)), slog.String("sandbox", sandboxAt))
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/keelpay/keelpay/provider/stripe"
+)
+
+// The reference server with -provider stripe: the Stripe adapter of
+// provider/stripe is the payment provider, its return and webhook routes
+// are mounted, and nothing of sandbox mode is: no /sandbox/ routes, no
+// sandbox clock, https webhook URLs to public hosts only.
+
+// Routes of the Stripe adapter.
+const (
+	stripeReturnPath  = "/stripe/return"
+	stripeWebhookPath = "/stripe/webhook"
+)
+
+// stripeConfig is what the environment gives -provider stripe. The account
+// and its secrets come from the environment only, never from flags, which
+// other users of the machine can read.
+type stripeConfig struct {
+	account, key, webhookSecret string
+	// publicURL is the server's public https URL, without a trailing slash.
+	publicURL string
+	// apiURL is Stripe's API: KEELPAY_STRIPE_API_URL, for a fake of Stripe
+	// or stripe-mock; empty for Stripe itself.
+	apiURL string
+}
+
+// stripeRequired are the environment variables without which -provider
+// stripe does not start, and what each is.
+var stripeRequired = []struct{ name, what string }{
+	{"KEELPAY_STRIPE_ACCOUNT", "the Stripe account id, acct_..."},
+	{"KEELPAY_STRIPE_KEY", "a restricted key of the account, rk_live_... or rk_test_..."},
+	{"KEELPAY_STRIPE_WEBHOOK_SECRET", "the signing secret of the account's webhook endpoint, whsec_..."},
+	{"KEELPAY_PUBLIC_URL", "this server's public https URL, for Stripe's 3D Secure return and webhooks"},
+}
+
+// parseStripe reads the Stripe settings of c from the environment. It
+// names every missing variable at once, and with them a missing encryption
+// key for PostgreSQL (which loadKeyring would refuse next).
+func parseStripe(c config, getenv func(string) string) (stripeConfig, error) {
+	if c.sandboxURL != "" || c.sandboxDB != "" {
+		return stripeConfig{}, errors.New("-provider stripe: -sandbox-url and -sandbox-db (KEELPAY_SANDBOX_URL, KEELPAY_SANDBOX_DB) belong to -provider sandbox; unset them")
+	}
+	var missing []string
+	for _, r := range stripeRequired {
+		if getenv(r.name) == "" {
+			missing = append(missing, r.name+" ("+r.what+")")
+		}
+	}
+	if isPostgres(c.db) && getenv("KEELPAY_ENCRYPTION_KEY") == "" && c.keyFile == "" {
+		missing = append(missing, "KEELPAY_ENCRYPTION_KEY or -key-file (the encryption keys a PostgreSQL database needs)")
+	}
+	if len(missing) > 0 {
+		return stripeConfig{}, errors.New("-provider stripe: cannot start; missing: " + strings.Join(missing, "; "))
+	}
+	s := stripeConfig{
+		account:       getenv("KEELPAY_STRIPE_ACCOUNT"),
+		key:           getenv("KEELPAY_STRIPE_KEY"),
+		webhookSecret: getenv("KEELPAY_STRIPE_WEBHOOK_SECRET"),
+		publicURL:     strings.TrimRight(getenv("KEELPAY_PUBLIC_URL"), "/"),
+		apiURL:        getenv("KEELPAY_STRIPE_API_URL"),
+	}
+	if !strings.HasPrefix(s.publicURL, "https://") {
+		return s, errors.New("-provider stripe: KEELPAY_PUBLIC_URL must be an https URL: Stripe sends buyers and webhooks there")
+	}
+	return s, nil
+}
+
+// newStripe is the adapter for the configured account. It makes no call
+// to Stripe: a wrong key shows at a store's setup.
+func newStripe(s stripeConfig) (*stripe.Provider, error) {
+	p, err := stripe.New(stripe.Config{
+		Accounts:  []stripe.Account{{ID: s.account, Key: s.key, WebhookSecret: s.webhookSecret}},
+		ReturnURL: s.publicURL + stripeReturnPath,
+		APIURL:    s.apiURL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("-provider stripe: %w", err)
+	}
+	return p, nil
+}
+
+// mountStripe serves the adapter's routes: the buyer's return from 3D
+// Secure, and Stripe's webhooks.
+func mountStripe(mux *http.ServeMux, p *stripe.Provider) {
+	mux.Handle("GET "+stripeReturnPath, withRequestID(p.ReturnHandler()))
+	mux.Handle("POST "+stripeWebhookPath, withRequestID(p.WebhookHandler()))
+}
+
+// printStripeBanner tells where the server listens and how to set up the
+// account's store. The key is never printed.
+func printStripeBanner(w io.Writer, baseURL, db string, s stripeConfig) {
+	fmt.Fprintf(w, "keelpay reference server listening on %s (Stripe account %s; public URL %s; database %s)\n\n",
+		baseURL, s.account, s.publicURL, redactDSN(db))
+	fmt.Fprintf(w, "Point the account's webhook endpoint at %s%s.\n\n", s.publicURL, stripeWebhookPath)
+	fmt.Fprintf(w, "Set up the account's store (client_secret: the key of KEELPAY_STRIPE_KEY; webhook_url: the store's https endpoint):\n\n"+
+		"  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
+		"    -d '{\"client_id\":\"%s\",\"client_secret\":\"rk_...\",\"webhook_url\":\"https://store.example/webhooks\"}'\n\n", s.publicURL, s.account)
+}
