@@ -148,9 +148,10 @@ func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListPara
 // payment_intent_unexpected_state), and a crash in between leaves an
 // attempt the reconciler finishes. A run that gets to the call later than
 // SendWindow after recording its attempt (it was paused) does not call the
-// provider, and answers with a look-up instead. A failed attempt is not an error: the
-// intent comes back in requires_payment_method with last_error. When the
-// provider is unavailable the attempt is withdrawn and the answer is 503.
+// provider, and answers with a look-up instead. A failed attempt is not an
+// error: the intent comes back in requires_payment_method with last_error.
+// When the provider is unavailable the attempt is withdrawn and the answer
+// is 503.
 func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (*keelpay.PaymentIntent, error) {
 	if err := p.Validate(s.now()); err != nil {
 		return nil, err
