@@ -270,7 +270,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	})))
 	sbx := &sandboxAPI{dispatcher: svc.Dispatcher(), log: log, stores: svc.Stores(),
 		trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}
-	mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST", sbx.faults)))
+	mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST, DELETE", sbx.faults)))
 	mux.Handle("/sandbox/trigger", withRequestID(sbx.authed("POST", sbx.triggerEvent)))
 	console := withRequestID(consoleHandler())
 	for _, p := range []string{"GET /sandbox/{$}", "GET /sandbox/console.js", "GET /sandbox/console.css"} {
