@@ -29,6 +29,18 @@
 // It logs to stderr, is ready when GET /healthz answers 200, and shuts down
 // gracefully on SIGINT or SIGTERM.
 //
+// # Backups
+//
+//	refserver backup [-db PATH] [-key-file FILE] [-sandbox-db PATH] DEST
+//
+// copies a SQLite database (and the sandbox's file beside it, when there is
+// one, to DEST's NAME.sandbox.db) while a server serves from it, with
+// SQLite's VACUUM INTO: one consistent snapshot, checked with PRAGMA
+// integrity_check and opened with the same encryption keys as the server
+// (the same flags and variables choose them). The keys are not copied:
+// back them up apart. docs/operating.md explains backups of SQLite and
+// PostgreSQL.
+//
 // # Several processes on one PostgreSQL database
 //
 // Any number of reference servers can share one PostgreSQL database (give

@@ -171,6 +171,9 @@ func loadKeyring(cfg config, getenv func(string) string) (kr *keyring.Keyring, c
 
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "backup" {
+		return runBackup(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
