@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,12 +48,18 @@ func TestBackupWhileServing(t *testing.T) {
 				default:
 				}
 				pi, err := send("POST", s.url+"/v1/payment_intents", sh.sk, intentBody(1500))
-				if err != nil || pi.status != http.StatusCreated {
+				if err == nil && pi.status != http.StatusCreated {
+					err = fmt.Errorf("create: status %d: %v", pi.status, pi.body)
+				}
+				if err != nil {
 					loadErr.Store(err)
 					return
 				}
 				r, err := send("POST", s.url+"/v1/payment_intents/"+pi.str("id")+"/confirm", sh.pk, confirmBody(pi, "4242424242424242"))
-				if err != nil || r.str("status") != "succeeded" {
+				if err == nil && r.str("status") != "succeeded" {
+					err = fmt.Errorf("confirm: status %d: %v", r.status, r.body)
+				}
+				if err != nil {
 					loadErr.Store(err)
 					return
 				}
