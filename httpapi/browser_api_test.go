@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,6 +80,49 @@ func TestBrowserReadsItsIntentWithTheClientSecret(t *testing.T) {
 
 	// The client_secret never reaches the logs.
 	require.NotContains(t, b.logs.String(), secret)
+}
+
+// TestBrowserReadWithoutClientSecretIsTheDocumentedAnswer provokes what
+// docs/api.md, docs/errors.md and docs/openapi.json say of a browser's read
+// without the client_secret: the publishable key alone is no credential for
+// it, so the answer is 401 invalid_api_key, whether or not the intent
+// exists (the intent is not looked up), and never the 404 of a wrong
+// client_secret.
+func TestBrowserReadWithoutClientSecretIsTheDocumentedAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.shop(t, "app_shop")
+	intent := b.createIntent(t, s, intentBody(s, 2500))
+	for _, path := range []string{
+		"/v1/payment_intents/" + pi(t, intent),
+		"/v1/payment_intents/" + keelpay.NewID("pi_"),
+	} {
+		for _, query := range []string{"", "?client_secret="} {
+			requireError(t, b.do(t, req{method: "GET", path: path + query, key: s.pk}), http.StatusUnauthorized, "invalid_api_key")
+		}
+	}
+
+	// The documents say the same.
+	raw, err := os.ReadFile("../docs/openapi.json")
+	require.NoError(t, err)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Ref         string `json:"$ref"`
+				Description string `json:"description"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	read := doc.Paths["/v1/payment_intents/{id}"]["get"]
+	require.Equal(t, "#/components/responses/InvalidAPIKey", read.Responses["401"].Ref)
+	require.NotContains(t, read.Responses["404"].Description, "missing or wrong", "docs/openapi.json: a missing client_secret is not a 404")
+	for _, name := range []string{"../docs/api.md", "../docs/errors.md"} {
+		md, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.NotContains(t, string(md), "`client_secret` is missing or wrong", name)
+		require.NotContains(t, strings.Join(strings.Fields(string(md)), " "), "a missing or wrong one is the same 404", name)
+	}
 }
 
 func TestBrowserConfirmsWithASavedCard(t *testing.T) {

@@ -16,7 +16,14 @@
 //
 // Point the code under test at [Kit.URL] with [Store.SecretKey], and hand
 // its webhook handler to [Kit.HandleWebhooks]: every delivery reaches it,
-// signed, after the kit's receiver recorded it.
+// signed, after the kit's receiver recorded it, at the path "/" unless
+// [WithWebhookPath] names the path the store's mux routes.
+// [Kit.RequireHandled] waits until that handler has finished with a
+// delivery. [Kit.Store] takes options: [WithCurrency], and
+// [WithClientIDPart] for the sandbox applications that choose other
+// setup answers ([Kit.Setup] returns a setup's error).
+// [Store.PayWithNewCard] confirms with the publishable key and a new card,
+// as the hosted card field does.
 //
 // # Payments that do not end at once
 //
@@ -26,7 +33,9 @@
 // sandbox.CardOutcomeUnknown the intent stays processing until keelpay
 // asks the provider again: [Kit.Advance] moves the clock and runs what
 // became due (expiry, reconciliation of charges and refunds, webhooks)
-// before it returns, so kp.Advance(t, 2*time.Minute) settles it.
+// before it returns, so kp.Advance(t, 2*time.Minute) settles it. The
+// clock is the kit's: on a kit shared by parallel subtests, Advance moves
+// the time of all of them.
 // [Store.Refund] sends a refund.
 //
 // # Assertions

@@ -134,7 +134,7 @@ func ExampleStart() {
 	// 3D Secure: the buyer completes the challenge on the sandbox's page.
 	challenged := checkout("order-2", store.SaveCard(t, sandbox.CardThreeDSecure))
 	fmt.Println("order-2:", challenged["status"], strings.HasPrefix(challenged["redirect"], kp.URL+"/sandbox/3ds/"))
-	pi := store.Answer3DS(t, store.Intent(t, challenged["payment_intent"]), true)
+	pi := store.Answer3DS(t, challenged["payment_intent"], true)
 	fmt.Println("order-2 after 3D Secure:", pi.Status)
 	fmt.Println("fulfilled:", fulfilled())
 

@@ -55,9 +55,12 @@ type Kit struct {
 	// the store's webhook secret.
 	Webhooks *webhookstest.Recorder
 
-	wait time.Duration
+	wait        time.Duration
+	webhookPath string
 
 	mu        sync.Mutex
+	handled   []Handled       // deliveries the store's handler finished with
+	nextDone  chan struct{}   // closed when the store's handler finishes another
 	setups    int             // Store calls so far, naming each store's application
 	stores    map[string]bool // ids of the stores set up by Store
 	secrets   []string
@@ -79,8 +82,17 @@ type T interface {
 type Option func(*kitOptions)
 
 type kitOptions struct {
-	configure []func(*service.Config)
-	wait      time.Duration
+	configure   []func(*service.Config)
+	wait        time.Duration
+	webhookPath string
+}
+
+// WithWebhookPath sets the path of every store's webhook_url on the kit's
+// receiver, and so the path at which deliveries reach the handler of
+// [Kit.HandleWebhooks]: give the path the store's own mux routes to its
+// webhook handler, such as "/webhooks". Default "/".
+func WithWebhookPath(p string) Option {
+	return func(o *kitOptions) { o.webhookPath = p }
 }
 
 // WithServiceConfig lets configure change the service's configuration
@@ -103,9 +115,12 @@ func WithWaitTimeout(d time.Duration) Option {
 // [WithServiceConfig] sets a logger.
 func Start(t T, opts ...Option) *Kit {
 	t.Helper()
-	o := kitOptions{wait: WaitTimeoutDefault}
+	o := kitOptions{wait: WaitTimeoutDefault, webhookPath: "/"}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if !strings.HasPrefix(o.webhookPath, "/") {
+		t.Fatalf("keelpaytest: WithWebhookPath(%q): the path must start with /", o.webhookPath)
 	}
 	ctx := context.Background()
 	clock := NewClock(time.Now().Truncate(time.Second))
@@ -134,7 +149,8 @@ func Start(t T, opts ...Option) *Kit {
 	if err != nil {
 		t.Fatalf("keelpaytest: %v", err)
 	}
-	k := &Kit{Clock: clock, Sandbox: sb, Service: svc, wait: o.wait, stores: map[string]bool{}}
+	k := &Kit{Clock: clock, Sandbox: sb, Service: svc, wait: o.wait, webhookPath: o.webhookPath,
+		stores: map[string]bool{}, nextDone: make(chan struct{})}
 	// A subscription to every event, read only when the kit drains, tells
 	// which deliveries are still to come.
 	var unsubscribe func()
@@ -168,14 +184,111 @@ func Start(t T, opts ...Option) *Kit {
 // HandleWebhooks makes h answer every delivery from now on, after the
 // kit's receiver has recorded and verified it: the store's own webhook
 // handler, tested with the deliveries keelpay really sends (h gets the
-// request as sent, body and signature headers included). nil restores the
-// receiver's own answers.
+// request as sent, body and signature headers included). Deliveries
+// arrive at the path of [WithWebhookPath], "/" by default: a mux that
+// routes only "POST /webhooks" needs WithWebhookPath("/webhooks").
+// [Kit.RequireHandled] waits until h has finished with a delivery. nil
+// restores the receiver's own answers.
 func (k *Kit) HandleWebhooks(h http.Handler) {
 	if h == nil {
 		k.Webhooks.SetResponder(nil)
 		return
 	}
-	k.Webhooks.SetResponder(h.ServeHTTP)
+	k.Webhooks.SetResponder(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sw := &statusWriter{ResponseWriter: w}
+		// Recorded even when h panics (net/http recovers the panic), so a
+		// waiting test sees the status it had written.
+		defer func() {
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			k.mu.Lock()
+			k.handled = append(k.handled, Handled{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Status: status})
+			close(k.nextDone)
+			k.nextDone = make(chan struct{})
+			k.mu.Unlock()
+		}()
+		h.ServeHTTP(sw, r)
+	})
+}
+
+// Handled is a delivery that the store's handler of [Kit.HandleWebhooks]
+// has finished with.
+type Handled struct {
+	// Path is the request's path: the path of [WithWebhookPath].
+	Path   string
+	Header http.Header
+	Body   []byte
+	// Status is what the handler answered (200 when it wrote nothing).
+	Status int
+}
+
+// Event decodes the body as an event envelope.
+func (h Handled) Event() (webhooks.Event, error) {
+	var e webhooks.Event
+	err := json.Unmarshal(h.Body, &e)
+	return e, err
+}
+
+// statusWriter remembers the status a handler writes.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// RequireHandled waits until the store's own handler ([Kit.HandleWebhooks])
+// has returned from a delivery of an event of type typ about objectID (a
+// payment intent, refund or card id), and returns it with the status the
+// handler answered. Unlike [Kit.RequireEvent], which returns once the
+// kit's receiver has the delivery, it returns only after the handler has
+// run, so what the handler did (an order fulfilled, a row written) can be
+// checked right after. It fails the test if no such delivery is handled
+// within the kit's wait timeout ([WithWaitTimeout]).
+func (k *Kit) RequireHandled(t T, typ keelpay.EventType, objectID string) Handled {
+	t.Helper()
+	deadline := time.NewTimer(k.wait)
+	defer deadline.Stop()
+	for {
+		k.mu.Lock()
+		got, next := append([]Handled(nil), k.handled...), k.nextDone
+		k.mu.Unlock()
+		for _, h := range got {
+			if e, err := h.Event(); err == nil && e.Type == string(typ) && objectOf(e) == objectID {
+				return h
+			}
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
+			t.Fatalf("keelpaytest: the store's handler finished with no %s event for %s after %v (it finished with %d deliveries)",
+				typ, objectID, k.wait, len(got))
+			return Handled{}
+		}
+	}
 }
 
 // Store is a store set up through the API, its webhooks going to the
@@ -185,31 +298,125 @@ type Store struct {
 	PublishableKey string
 	SecretKey      string
 	WebhookSecret  string
+	// ClientID is the sandbox application the store was set up with.
+	ClientID string
+	// Currency is the store's currency (upper case): EUR unless
+	// [WithCurrency] or a client-id part chose another.
+	Currency string
 	// Customer is the customer of the store's test payments and cards.
 	Customer keelpay.Customer
 
 	kit *Kit
 }
 
-// Store sets up a new store with a sandbox application of its own and
-// the kit's receiver as its webhook URL.
-func (k *Kit) Store(t T) *Store {
+// StoreOption changes how [Kit.Store] and [Kit.Setup] set a store up.
+type StoreOption func(*storeOptions)
+
+type storeOptions struct {
+	currency string
+	parts    []string
+}
+
+// WithCurrency sets the store's currency (an ISO 4217 code, in either
+// case). USD and GBP are chosen as a sandbox application named with _usd
+// or _gbp would choose them; any other code is set on the kit's sandbox
+// for the store's application (Sandbox.SetApplication), and then cannot
+// be combined with [WithClientIDPart].
+func WithCurrency(code string) StoreOption {
+	return func(o *storeOptions) { o.currency = strings.ToUpper(code) }
+}
+
+// WithClientIDPart adds a part to the client id of the store's sandbox
+// application, such as "_usd" or "_missing_roles": the parts choose what
+// setup answers, as docs/sandbox-cards.md lists ("_missing_roles" is 422
+// missing_roles, "_unavailable" 503 provider_api_unavailable...). A part
+// starts with "_" and has letters, digits and underscores. Use
+// [Kit.Setup] for the parts whose setup fails.
+func WithClientIDPart(part string) StoreOption {
+	return func(o *storeOptions) { o.parts = append(o.parts, part) }
+}
+
+// SetupError is a setup that did not answer 201: its status and the API's
+// error.
+type SetupError struct {
+	ClientID string
+	Status   int
+	Code     string
+	Message  string
+	Details  map[string]any
+}
+
+func (e *SetupError) Error() string {
+	return fmt.Sprintf("setup of %s: status %d, %s: %s", e.ClientID, e.Status, e.Code, e.Message)
+}
+
+// Store sets up a new store with a sandbox application of its own and the
+// kit's receiver (at [WithWebhookPath]) as its webhook URL. It fails the
+// test when setup does not succeed; see [Kit.Setup] for a setup that is
+// meant to fail.
+func (k *Kit) Store(t T, opts ...StoreOption) *Store {
 	t.Helper()
+	s, err := k.Setup(t, opts...)
+	if err != nil {
+		t.Fatalf("keelpaytest: %v", err)
+	}
+	return s
+}
+
+// Setup sets a new store up as [Kit.Store] does and returns the store, or
+// the error setup answered (with [WithClientIDPart]("_missing_roles") for
+// example). It fails the test only when the request cannot be made.
+func (k *Kit) Setup(t T, opts ...StoreOption) (*Store, *SetupError) {
+	t.Helper()
+	var o storeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	k.mu.Lock()
 	k.setups++
 	n := k.setups
 	k.mu.Unlock()
+	name := fmt.Sprintf("kit%d", n)
+	for _, p := range o.parts {
+		if len(p) < 2 || p[0] != '_' || strings.ContainsFunc(p[1:], func(r rune) bool {
+			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_')
+		}) {
+			t.Fatalf("keelpaytest: WithClientIDPart(%q): a part is _ followed by letters, digits and underscores", p)
+		}
+		name += p
+	}
+	switch o.currency {
+	case "", "EUR":
+	case "USD", "GBP":
+		name += "_" + strings.ToLower(o.currency)
+	default:
+		if len(o.parts) > 0 {
+			t.Fatalf("keelpaytest: WithCurrency(%q) cannot be combined with WithClientIDPart: the sandbox's names choose only USD and GBP", o.currency)
+		}
+		k.Sandbox.SetApplication("app_"+name, sandbox.AppBehavior{Currency: o.currency})
+	}
+	clientID := "app_" + name
+
 	var out struct {
 		ID             string `json:"id"`
+		Currency       string `json:"currency"`
 		PublishableKey string `json:"publishable_key"`
 		SecretKey      string `json:"secret_key"`
 		WebhookSecret  string `json:"webhook_secret"`
+		Error          struct {
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
 	}
-	k.call(t, http.MethodPost, "/v1/setup", "", map[string]any{
-		"client_id":     fmt.Sprintf("app_kit%d", n),
-		"client_secret": fmt.Sprintf("secret_kit%d", n),
-		"webhook_url":   k.Webhooks.URL(),
-	}, http.StatusCreated, &out)
+	status, _ := k.do(t, http.MethodPost, "/v1/setup", "", map[string]any{
+		"client_id":     clientID,
+		"client_secret": "secret_" + name,
+		"webhook_url":   k.Webhooks.URL() + k.webhookPath,
+	}, &out)
+	if status != http.StatusCreated {
+		return nil, &SetupError{ClientID: clientID, Status: status, Code: out.Error.Code, Message: out.Error.Message, Details: out.Error.Details}
+	}
 	k.mu.Lock()
 	k.stores[out.ID] = true
 	k.secrets = append(k.secrets, out.WebhookSecret)
@@ -220,9 +427,10 @@ func (k *Kit) Store(t T) *Store {
 	}
 	return &Store{
 		ID: out.ID, PublishableKey: out.PublishableKey, SecretKey: out.SecretKey, WebhookSecret: out.WebhookSecret,
+		ClientID: clientID, Currency: out.Currency,
 		Customer: keelpay.Customer{ID: "cus_test", Name: "Test Buyer", Email: "buyer@example.com", Phone: "+4915112345678"},
 		kit:      k,
-	}
+	}, nil
 }
 
 // SaveCard saves a sandbox test card (sandbox.CardVisa,
@@ -251,7 +459,7 @@ func (s *Store) SaveCard(t T, number string) string {
 // Pay creates a payment intent of amount in currency (an ISO code, "eur")
 // for the store's customer and confirms it with the saved card, with the
 // secret key. It returns the intent as the confirm answered: succeeded,
-// requires_action (answer it with [Kit.Answer3DS]), processing (move the
+// requires_action (answer it with [Store.Answer3DS]), processing (move the
 // clock) or requires_payment_method with last_error.
 func (s *Store) Pay(t T, card string, amount int64, currency string) *payments.IntentObject {
 	t.Helper()
@@ -262,6 +470,28 @@ func (s *Store) Pay(t T, card string, amount int64, currency string) *payments.I
 	var confirmed payments.IntentObject
 	s.kit.call(t, http.MethodPost, "/v1/payment_intents/"+created.ID+"/confirm", s.SecretKey, map[string]any{},
 		http.StatusOK, &confirmed)
+	return &confirmed
+}
+
+// PayWithNewCard creates a payment intent of amount in currency for the
+// store's customer with the secret key, then confirms it the way the
+// hosted card field does: with the publishable key, the intent's
+// client_secret and a new card (a sandbox test card number), not saved.
+// It returns the intent as that confirm answered, in the publishable
+// key's view (no client_secret, billing or customer details). A card
+// refused when tokenised, sandbox.CardRejected, is a failed attempt:
+// requires_payment_method with last_error card_rejected.
+func (s *Store) PayWithNewCard(t T, number string, amount int64, currency string) *payments.IntentObject {
+	t.Helper()
+	var created payments.IntentObject
+	s.kit.call(t, http.MethodPost, "/v1/payment_intents", s.SecretKey, map[string]any{
+		"amount": amount, "currency": currency, "customer": s.Customer,
+	}, http.StatusCreated, &created)
+	var confirmed payments.IntentObject
+	s.kit.call(t, http.MethodPost, "/v1/payment_intents/"+created.ID+"/confirm", s.PublishableKey, map[string]any{
+		"client_secret": created.ClientSecret, "number": number,
+		"exp_month": 12, "exp_year": s.kit.Clock.Now().Year() + 2, "cvc": "123",
+	}, http.StatusOK, &confirmed)
 	return &confirmed
 }
 
@@ -295,12 +525,13 @@ func (s *Store) Refund(t T, intentID, reason string) *refunds.Object {
 	return &r
 }
 
-// Answer3DS answers the 3D Secure challenge of an intent in
-// requires_action as the buyer would on the sandbox's page: complete or
+// Answer3DS answers the 3D Secure challenge of the intent intentID, in
+// requires_action, as the buyer would on the sandbox's page: complete or
 // fail. keelpay learns the answer at once, as from a real provider's
 // notification; the intent it returns is read after that.
-func (s *Store) Answer3DS(t T, intent *payments.IntentObject, complete bool) *payments.IntentObject {
+func (s *Store) Answer3DS(t T, intentID string, complete bool) *payments.IntentObject {
 	t.Helper()
+	intent := s.Intent(t, intentID)
 	if intent.NextAction == nil || intent.NextAction.URL == "" {
 		t.Fatalf("keelpaytest: payment intent %s (%s) has no 3D Secure page", intent.ID, intent.Status)
 	}
@@ -332,6 +563,12 @@ func (s *Store) Answer3DS(t T, intent *payments.IntentObject, complete bool) *pa
 // ended, reconciliation of unknown charge and refund outcomes; the
 // webhooks they cause leave at once. (With sandbox.CardOutcomeUnknown,
 // Advance(2*time.Minute) or more resolves the payment.)
+//
+// The clock is the kit's, one for every store and test that shares the
+// kit: on a kit shared by parallel subtests, Advance in one subtest moves
+// the clock of all of them (their intents expire, their challenges time
+// out, their unknown outcomes resolve). Give a subtest that moves the
+// clock a kit of its own.
 func (k *Kit) Advance(t T, d time.Duration) {
 	t.Helper()
 	k.Clock.Advance(d)
@@ -480,6 +717,16 @@ func summary(got []webhookstest.Delivery) string {
 // failing the test unless the status is want.
 func (k *Kit) call(t T, method, p, key string, body any, want int, out any) {
 	t.Helper()
+	if status, raw := k.do(t, method, p, key, body, out); status != want {
+		t.Fatalf("keelpaytest: %s %s: status %d, want %d: %s", method, p, status, want, raw)
+	}
+}
+
+// do sends a request to the API, decodes the JSON answer into out and
+// returns its status and body. It fails the test when there is no JSON
+// answer.
+func (k *Kit) do(t T, method, p, key string, body any, out any) (int, []byte) {
+	t.Helper()
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -507,10 +754,8 @@ func (k *Kit) call(t T, method, p, key string, body any, want int, out any) {
 	if err != nil {
 		t.Fatalf("keelpaytest: %s %s: %v", method, p, err)
 	}
-	if resp.StatusCode != want {
-		t.Fatalf("keelpaytest: %s %s: status %d, want %d: %s", method, p, resp.StatusCode, want, b)
-	}
 	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("keelpaytest: %s %s: %v", method, p, err)
+		t.Fatalf("keelpaytest: %s %s: status %d: %v: %s", method, p, resp.StatusCode, err, b)
 	}
+	return resp.StatusCode, b
 }

@@ -53,11 +53,11 @@ func TestThreeDSecure(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.True(t, strings.HasPrefix(pi.NextAction.URL, kp.URL+"/sandbox/3ds/"), pi.NextAction.URL)
 
-	pi = shop.Answer3DS(t, pi, true)
+	pi = shop.Answer3DS(t, pi.ID, true)
 	require.Equal(t, keelpay.PaymentIntentStatus("succeeded"), pi.Status)
 	kp.RequireEvent(t, keelpay.EventPaymentIntentSucceeded, pi.ID)
 
-	failed := shop.Answer3DS(t, shop.Pay(t, card, 700, "eur"), false)
+	failed := shop.Answer3DS(t, shop.Pay(t, card, 700, "eur").ID, false)
 	require.Equal(t, keelpay.PaymentIntentStatus("requires_payment_method"), failed.Status)
 	require.Equal(t, "authentication_failed", string(failed.LastError.Code))
 	kp.RequireEvent(t, keelpay.EventPaymentIntentPaymentFailed, failed.ID)

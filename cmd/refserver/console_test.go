@@ -138,6 +138,11 @@ func TestSandboxConsole(t *testing.T) {
 	waitJS(t, ctx, "faults on", `document.getElementById("faults-result").textContent === "Faults on: duplicate 1."`)
 	f := must(t, "GET", s.url+"/sandbox/webhooks/faults", key, nil)
 	require.EqualValues(t, 1, f.body["duplicate"])
+	// And turned off.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("faults-off"))))
+	waitJS(t, ctx, "faults off", `document.getElementById("faults-result").textContent === "Faults off."`)
+	f = must(t, "GET", s.url+"/sandbox/webhooks/faults", key, nil)
+	require.EqualValues(t, 0, f.body["duplicate"])
 }
 
 func TestSandboxConsoleIsServedWithAStrictPolicy(t *testing.T) {

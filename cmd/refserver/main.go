@@ -53,6 +53,18 @@
 // beside it when none is given, a PostgreSQL database needs one given.
 // -sandbox-url and -sandbox-db are refused.
 //
+// # Backups
+//
+//	refserver backup [-db PATH] [-key-file FILE] [-sandbox-db PATH] DEST
+//
+// copies a SQLite database (and the sandbox's file beside it, when there is
+// one, to DEST's NAME.sandbox.db) while a server serves from it, with
+// SQLite's VACUUM INTO: one consistent snapshot, checked with PRAGMA
+// integrity_check and opened with the same encryption keys as the server
+// (the same flags and variables choose them). The keys are not copied:
+// back them up apart. docs/operating.md explains backups of SQLite and
+// PostgreSQL.
+//
 // # Several processes on one PostgreSQL database
 //
 // Any number of reference servers can share one PostgreSQL database (give

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
 )
 
 // refserver is a built reference server binary, shared by the tests.
@@ -33,7 +35,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic("build refserver: " + err.Error() + "\n" + string(out))
 	}
-	code := m.Run()
+	// postgrestest.Run reports the tests skipped for want of PostgreSQL.
+	code := postgrestest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -188,6 +188,9 @@ func loadKeyring(cfg config, getenv func(string) string) (kr *keyring.Keyring, c
 
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "backup" {
+		return runBackup(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
@@ -302,7 +305,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		})))
 		sbx := &sandboxAPI{dispatcher: svc.Dispatcher(), log: log, stores: svc.Stores(),
 			trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}
-		mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST", sbx.faults)))
+		mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST, DELETE", sbx.faults)))
 		mux.Handle("/sandbox/trigger", withRequestID(sbx.authed("POST", sbx.triggerEvent)))
 		console := withRequestID(consoleHandler())
 		for _, p := range []string{"GET /sandbox/{$}", "GET /sandbox/console.js", "GET /sandbox/console.css"} {

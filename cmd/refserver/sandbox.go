@@ -131,31 +131,68 @@ func newFaultsJSON(f events.Faults) faultsJSON {
 	}
 }
 
-// faults serves GET and POST /sandbox/webhooks/faults: POST sets the
-// store's delivery faults (a body of {} or all zeros turns them off), GET
-// reads them.
+// faultsChange is the body of POST /sandbox/webhooks/faults: only the
+// fields present change (null is the same as absent).
+type faultsChange struct {
+	Duplicate          *float64 `json:"duplicate"`
+	Reorder            *float64 `json:"reorder"`
+	ReorderHoldSeconds *float64 `json:"reorder_hold_seconds"`
+	Delay              *float64 `json:"delay"`
+	DelaySeconds       *float64 `json:"delay_seconds"`
+	Fail               *float64 `json:"fail"`
+	Seed               *int64   `json:"seed"`
+}
+
+// faults serves /sandbox/webhooks/faults: GET reads the store's delivery
+// faults; POST changes the fields its body names and keeps the others (a
+// body that names none is 400 no_fields, so that nothing changes by
+// accident); DELETE turns every fault off. Each answer is the faults now
+// in force. Faults act while any share is above 0.
 func (s *sandboxAPI) faults(w http.ResponseWriter, r *http.Request, st *keelpay.Store) {
-	if r.Method == http.MethodPost {
-		var body faultsJSON
+	switch r.Method {
+	case http.MethodDelete:
+		if err := s.dispatcher.SetFaults(st.ID, events.Faults{}); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.log.Info("sandbox faults off", slog.String("store_id", st.ID))
+	case http.MethodPost:
+		var body faultsChange
 		if err := decodeSandbox(w, r, &body); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		if body == (faultsChange{}) {
+			s.writeError(w, r, keelpay.InvalidRequest("", "no_fields",
+				"The body names no fault to change: give the fields to change; DELETE turns every fault off."))
+			return
+		}
 		for _, d := range []struct {
 			name string
-			v    float64
+			v    *float64
 		}{{"reorder_hold_seconds", body.ReorderHoldSeconds}, {"delay_seconds", body.DelaySeconds}} {
-			if d.v != math.Trunc(d.v) || d.v < 0 || d.v > events.FaultWaitMax.Seconds() {
+			if d.v != nil && (*d.v != math.Trunc(*d.v) || *d.v < 0 || *d.v > events.FaultWaitMax.Seconds()) {
 				s.writeError(w, r, keelpay.InvalidRequest(d.name, "invalid_"+d.name, d.name+" must be from 1 to 86400."))
 				return
 			}
 		}
-		f := events.Faults{
-			Duplicate: body.Duplicate, Reorder: body.Reorder, ReorderHold: time.Duration(body.ReorderHoldSeconds) * time.Second,
-			Delay: body.Delay, DelayBy: time.Duration(body.DelaySeconds) * time.Second, Fail: body.Fail, Seed: body.Seed,
+		f := s.dispatcher.StoreFaults(st.ID)
+		for _, c := range []struct {
+			to   *float64
+			from *float64
+		}{{&f.Duplicate, body.Duplicate}, {&f.Reorder, body.Reorder}, {&f.Delay, body.Delay}, {&f.Fail, body.Fail}} {
+			if c.from != nil {
+				*c.to = *c.from
+			}
 		}
-		if f.Duplicate == 0 && f.Reorder == 0 && f.Delay == 0 && f.Fail == 0 {
-			f = events.Faults{}
+		if body.ReorderHoldSeconds != nil {
+			f.ReorderHold = time.Duration(*body.ReorderHoldSeconds) * time.Second
+		}
+		if body.DelaySeconds != nil {
+			f.DelayBy = time.Duration(*body.DelaySeconds) * time.Second
+		}
+		if body.Seed != nil {
+			f.Seed = *body.Seed
 		}
 		if err := s.dispatcher.SetFaults(st.ID, f); err != nil {
 			s.writeError(w, r, err)

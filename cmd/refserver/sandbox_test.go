@@ -66,7 +66,7 @@ func TestSandboxFaults(t *testing.T) {
 	require.Empty(t, rec.Deliveries(), "the receiver was not called")
 
 	// Duplicate: sent twice, same id and bytes.
-	r = must(t, "POST", faults, key, map[string]any{"duplicate": 1, "seed": 7})
+	r = must(t, "POST", faults, key, map[string]any{"duplicate": 1, "seed": 7, "fail": 0})
 	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
 	r = must(t, "POST", s.url+"/v1/webhooks/test", key, nil)
 	require.Equal(t, http.StatusAccepted, r.status)
@@ -76,10 +76,35 @@ func TestSandboxFaults(t *testing.T) {
 	require.Equal(t, got[0].Body, got[1].Body)
 	require.NoError(t, got[1].Err)
 
-	// Off again.
-	r = must(t, "POST", faults, key, map[string]any{})
+	// A change names what it changes; the rest stays.
+	r = must(t, "POST", faults, key, map[string]any{"fail": 0.25, "reorder_hold_seconds": 60})
+	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
+	require.EqualValues(t, 1, r.body["duplicate"], "kept")
+	require.EqualValues(t, 7, r.body["seed"], "kept")
+	require.EqualValues(t, 0.25, r.body["fail"])
+	require.EqualValues(t, 60, r.body["reorder_hold_seconds"])
+	// A wait of 0 goes back to its default and turns nothing off.
+	r = must(t, "POST", faults, key, map[string]any{"reorder_hold_seconds": 0})
+	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
+	require.EqualValues(t, events.ReorderHoldDefault.Seconds(), r.body["reorder_hold_seconds"])
+	require.EqualValues(t, 1, r.body["duplicate"])
+	require.EqualValues(t, 0.25, r.body["fail"])
+	require.Equal(t, r.body, must(t, "GET", faults, key, nil).body, "GET reads what POST answered")
+	// A body that names nothing changes nothing and says so.
+	for _, body := range []any{map[string]any{}, nil, map[string]any{"fail": nil}} {
+		r = must(t, "POST", faults, key, body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%v", body)
+		require.Equal(t, "no_fields", r.body["error"].(map[string]any)["details"].(map[string]any)["code"], "%v", body)
+	}
+	require.EqualValues(t, 1, must(t, "GET", faults, key, nil).body["duplicate"], "still on")
+
+	// Off again: DELETE.
+	r = must(t, "DELETE", faults, key, nil)
 	require.Equal(t, http.StatusOK, r.status)
-	require.EqualValues(t, 0, r.body["duplicate"])
+	for _, k := range []string{"duplicate", "reorder", "reorder_hold_seconds", "delay", "delay_seconds", "fail", "seed"} {
+		require.EqualValues(t, 0, r.body[k], k)
+	}
+	require.Equal(t, r.body, must(t, "GET", faults, key, nil).body)
 
 	for _, tc := range []struct {
 		body  any
@@ -100,9 +125,12 @@ func TestSandboxFaults(t *testing.T) {
 		require.Equal(t, tc.field, d["field"], "%v", tc.body)
 		require.Equal(t, tc.code, d["code"], "%v", tc.body)
 	}
-	require.Equal(t, http.StatusUnauthorized, must(t, "POST", faults, "", map[string]any{}).status)
-	require.Equal(t, http.StatusUnauthorized, must(t, "POST", faults, "sk_nope", map[string]any{}).status)
-	require.Equal(t, http.StatusMethodNotAllowed, must(t, "DELETE", faults, key, nil).status)
+	require.Equal(t, http.StatusUnauthorized, must(t, "POST", faults, "", map[string]any{"fail": 1}).status)
+	require.Equal(t, http.StatusUnauthorized, must(t, "POST", faults, "sk_nope", map[string]any{"fail": 1}).status)
+	require.Equal(t, http.StatusUnauthorized, must(t, "DELETE", faults, "", nil).status)
+	put := must(t, "PUT", faults, key, nil)
+	require.Equal(t, http.StatusMethodNotAllowed, put.status)
+	require.Equal(t, "GET, POST, DELETE", put.header.Get("Allow"))
 }
 
 func TestSandboxTriggerMakesEveryEventThroughTheRealFlows(t *testing.T) {

@@ -276,10 +276,12 @@
   const faults = $("faults");
   const setFaults = async (body) => {
     try {
-      await api("POST", "/sandbox/webhooks/faults", body);
+      // Every field of the form is sent, so the faults become what it shows;
+      // no body turns every fault off.
+      const f = body ? await api("POST", "/sandbox/webhooks/faults", body) : await api("DELETE", "/sandbox/webhooks/faults");
       await readFaults();
-      const on = ["duplicate", "reorder", "delay", "fail"].filter((k) => body[k] > 0);
-      say("faults-result", on.length ? "Faults on: " + on.map((k) => k + " " + body[k]).join(", ") + "." : "Faults off.");
+      const on = ["duplicate", "reorder", "delay", "fail"].filter((k) => f[k] > 0);
+      say("faults-result", on.length ? "Faults on: " + on.map((k) => k + " " + f[k]).join(", ") + "." : "Faults off.");
     } catch (e) {
       say("faults-result", "Could not set faults: " + e.message, true);
     }
@@ -289,5 +291,5 @@
     for (const k of ["duplicate", "reorder", "delay", "fail", "seed"]) body[k] = Number($("f-" + k).value);
     return setFaults(body);
   }));
-  $("faults-off").addEventListener("click", () => setFaults({}));
+  $("faults-off").addEventListener("click", () => setFaults());
 })();

@@ -11,6 +11,11 @@
 //		...
 //	}
 //
+// A package with such tests reports the ones that skipped from its
+// TestMain, so that a plain go test ./... shows them:
+//
+//	func TestMain(m *testing.M) { os.Exit(postgrestest.Run(m)) }
+//
 // Tests of several processes open one schema more than once:
 //
 //	schema := postgrestest.NewSchema(t)
