@@ -271,6 +271,16 @@ func currentSchema(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
 	return schema, nil
 }
 
+// Ping checks that a pooled connection answers, with an empty statement.
+// When every connection is busy it waits for one, as a query would, until
+// ctx ends.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
 // Close closes the pool, waiting for the connections in use to be
 // released, and the connection that listens for store changes.
 func (db *DB) Close() error {

@@ -24,6 +24,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Payments":    testPayments,
 		"Refunds":     testRefunds,
 		"Idempotency": testIdempotency,
+		"Ping":        testPing,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
