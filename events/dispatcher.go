@@ -41,6 +41,7 @@ const (
 	ConcurrencyDefault    = 256
 	LeaseDefault          = time.Minute
 	PerStoreDefault       = 128
+	PerStoreStartDefault  = 8
 	PollIntervalDefault   = time.Second
 )
 
@@ -82,6 +83,17 @@ type DispatcherConfig struct {
 	// process on the database, so a slow receiver cannot hold up other
 	// stores' deliveries.
 	PerStore int
+	// PerStoreStart is how many attempts of a store may be in flight
+	// before its receiver has shown that it answers (default 8, at most
+	// PerStore). Each success lets one more attempt of the store be in
+	// flight, up to PerStore; each failure or time-out halves the number,
+	// down to one. So a store whose receiver hangs or fails holds a few of
+	// the Concurrency slots, however many such stores there are, and a
+	// store with a backlog and a healthy receiver reaches PerStore within
+	// a few rounds of attempts. Each process learns the numbers from its
+	// own attempts; a claim applies them to the store's leases in every
+	// process.
+	PerStoreStart int
 	// PollInterval is the longest the dispatcher sleeps when nothing is
 	// due before it looks again (Notify wakes it sooner).
 	PollInterval time.Duration
@@ -114,6 +126,10 @@ func (c DispatcherConfig) WithDefaults() DispatcherConfig {
 	if c.PerStore <= 0 {
 		c.PerStore = PerStoreDefault
 	}
+	if c.PerStoreStart <= 0 {
+		c.PerStoreStart = PerStoreStartDefault
+	}
+	c.PerStoreStart = min(c.PerStoreStart, c.PerStore)
 	if c.PollInterval <= 0 {
 		c.PollInterval = PollIntervalDefault
 	}
@@ -131,6 +147,7 @@ type Dispatcher struct {
 	wake    chan struct{}
 	signers sync.Map // webhook secret -> *webhooks.Signer
 	metrics *dispatcherMetrics
+	limits  *storeLimits
 	faults  sync.Map // store id -> Faults (sandbox only)
 	held    sync.Map // event id -> struct{}: held once by a fault
 }
@@ -167,10 +184,11 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 			// Redirects are not followed (docs/webhooks.md): a 3xx is a failure.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		wake: make(chan struct{}, 1),
+		wake:   make(chan struct{}, 1),
+		limits: newStoreLimits(cfg.PerStoreStart, cfg.PerStore, cfg.Logger),
 	}
 	if cfg.Metrics != nil {
-		d.metrics = newDispatcherMetrics(cfg.Metrics, cfg.Storage)
+		d.metrics = newDispatcherMetrics(cfg.Metrics, cfg.Storage, d.limits)
 	}
 	return d
 }
@@ -410,7 +428,8 @@ func (d *Dispatcher) claimParams(limit int) storage.DeliveryClaimParams {
 		Now:        now,
 		LeaseUntil: now.Add(d.cfg.Lease),
 		Limit:      limit,
-		PerStore:   d.cfg.PerStore,
+		PerStore:   d.cfg.PerStoreStart,
+		StoreCaps:  d.limits.caps(),
 		LeaseToken: keelpay.NewID("lease_"),
 	}
 }
@@ -423,7 +442,7 @@ func (d *Dispatcher) claim(ctx context.Context, limit int) ([]*storage.DeliveryJ
 // caller that claims an event's delivery itself (see Service.SendTest).
 func (d *Dispatcher) ClaimParams() storage.DeliveryClaimParams {
 	p := d.claimParams(1)
-	p.PerStore = 1
+	p.PerStore, p.StoreCaps = 1, nil
 	return p
 }
 
@@ -480,8 +499,10 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	if dup {
 		post = d.postTwice
 	}
+	d.limits.begin(job.StoreID)
 	status, failure, body, err := post(ctx, job, wall)
 	took := time.Since(wall)
+	d.limits.end(ctx, job.StoreID, ctx.Err() == nil, string(failure))
 	if ctx.Err() != nil {
 		return storage.DeliveryResult{}, false
 	}

@@ -170,10 +170,11 @@ func TestDispatcherSlowStoreHoldsOnlyItsCap(t *testing.T) {
 		slowIDs := insertEvents(t, db, slowStore, 2*events.PerStoreDefault+20, now.Add(-time.Minute))
 		fastIDs := insertEvents(t, db, fastStore, 40, now)
 
-		// The default limits; attempts may wait on the held receiver for
-		// as long as the test takes.
+		// The default limits, with a store starting at its cap (no store
+		// is throttled here: the held receiver never answers); attempts
+		// may wait on the held receiver for as long as the test takes.
 		d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: db,
-			AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute})
+			AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute, PerStoreStart: events.PerStoreDefault})
 		stop := runDispatcher(t, d)
 		t.Cleanup(slow.open) // before stop, should the test fail
 

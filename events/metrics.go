@@ -14,7 +14,7 @@ type dispatcherMetrics struct {
 	latency  *prometheus.HistogramVec
 }
 
-func newDispatcherMetrics(reg prometheus.Registerer, st storage.Storage) *dispatcherMetrics {
+func newDispatcherMetrics(reg prometheus.Registerer, st storage.Storage, limits *storeLimits) *dispatcherMetrics {
 	m := &dispatcherMetrics{
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "keelpay_webhook_attempts_total",
@@ -26,7 +26,11 @@ func newDispatcherMetrics(reg prometheus.Registerer, st storage.Storage) *dispat
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.attempts, m.latency, &deliveryCollector{st: st})
+	throttled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "keelpay_webhook_stores_throttled",
+		Help: "Stores whose receiver failed or timed out recently, held to fewer attempts in flight than a new store (this process).",
+	}, func() float64 { return float64(limits.throttled()) })
+	reg.MustRegister(m.attempts, m.latency, throttled, &deliveryCollector{st: st})
 	return m
 }
 

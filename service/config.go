@@ -100,6 +100,11 @@ type DispatcherConfig struct {
 	// PerStore is the most attempts of one store in flight across every
 	// process on the database. Default events.PerStoreDefault.
 	PerStore int
+	// PerStoreStart is how many attempts of a store may be in flight
+	// before its receiver has answered; successes raise it to PerStore,
+	// failures and time-outs halve it (docs/operating.md). Default
+	// events.PerStoreStartDefault.
+	PerStoreStart int
 	// PollInterval is the longest the dispatcher waits before it looks for
 	// due deliveries again; committed events wake it at once. Default
 	// events.PollIntervalDefault (1 s).
@@ -141,6 +146,7 @@ func (c Config) WithDefaults() Config {
 		Concurrency:    orDefault(d.Concurrency, events.ConcurrencyDefault),
 		Lease:          orDefault(d.Lease, events.LeaseDefault),
 		PerStore:       orDefault(d.PerStore, events.PerStoreDefault),
+		PerStoreStart:  orDefault(d.PerStoreStart, events.PerStoreStartDefault),
 		PollInterval:   orDefault(d.PollInterval, events.PollIntervalDefault),
 		Transport:      d.Transport,
 	}
@@ -189,6 +195,7 @@ func (c Config) Validate() error {
 		{"Concurrency", d.Concurrency < 0, d.Concurrency},
 		{"Lease", d.Lease < 0, d.Lease},
 		{"PerStore", d.PerStore < 0, d.PerStore},
+		{"PerStoreStart", d.PerStoreStart < 0, d.PerStoreStart},
 		{"PollInterval", d.PollInterval < 0, d.PollInterval},
 	} {
 		if f.bad {

@@ -61,6 +61,7 @@ func New(cfg Config) (*Service, error) {
 		Logger:         cfg.Logger,
 		Metrics:        cfg.Metrics,
 		PerStore:       d.PerStore,
+		PerStoreStart:  d.PerStoreStart,
 		PollInterval:   d.PollInterval,
 		Storage:        cfg.Storage,
 		Transport:      d.Transport,

@@ -62,8 +62,20 @@ type DeliveryClaimParams struct {
 	// PerStore is the most deliveries of one store leased at once, across
 	// every process, so that a slow receiver cannot take every worker.
 	PerStore int
+	// StoreCaps gives the stores listed a cap of their own in place of
+	// PerStore, lower or higher; a cap of 0 claims none of the store's
+	// deliveries. The dispatcher lowers the cap of a store whose receiver
+	// fails or times out. Each store is listed at most once.
+	StoreCaps []StoreCap
 	// LeaseToken marks the claimed rows.
 	LeaseToken string
+}
+
+// StoreCap is one store's cap in a claim: the most of its deliveries
+// leased at once, counting the leases already out.
+type StoreCap struct {
+	StoreID string
+	Cap     int
 }
 
 // DeliveryResult records one attempt.

@@ -200,11 +200,31 @@ func TestProcessesShareLimits(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.Len(t, claimed, 5, "the per-store cap holds across processes")
+	// Claims that overlap do not see each other's leases, so each may
+	// fill the store to its cap; none claims what another did.
+	require.GreaterOrEqual(t, len(claimed), 5)
 	for id, n := range claimed {
 		require.Equal(t, 1, n, "%s claimed twice", id)
 	}
 	require.Equal(t, 7, allowed, "the rate limit holds across processes")
+
+	// Claims one after another see the leases of the ones before, in
+	// whichever process: the per-store cap holds.
+	schema = postgrestest.NewSchema(t)
+	procs = []*postgres.DB{postgrestest.Open(t, schema), postgrestest.Open(t, schema), postgrestest.Open(t, schema)}
+	require.NoError(t, procs[0].StoreInsert(ctx, s))
+	for range 30 {
+		require.NoError(t, procs[0].EventInsert(ctx, storagetest.NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)))
+	}
+	total := 0
+	for i := range 12 {
+		p := storage.DeliveryClaimParams{Now: t0, LeaseUntil: t0.Add(time.Minute), Limit: 2, PerStore: 5,
+			LeaseToken: keelpay.NewID("lease_")}
+		jobs, err := procs[i%len(procs)].DeliveryClaimDue(ctx, p)
+		require.NoError(t, err)
+		total += len(jobs)
+	}
+	require.Equal(t, 5, total, "the per-store cap holds across processes")
 }
 
 // A store change committed by one process moves the store epoch of every
@@ -326,4 +346,61 @@ func TestCountsDoNotMakeTransactionsWait(t *testing.T) {
 	var left int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM `+counts+` WHERE slot = 2147483646`).Scan(&left))
 	require.Zero(t, left)
+}
+
+// A process that pauses in the middle of a claim's transaction (stopped,
+// or its connection no longer forwarding) holds the deliveries it claimed
+// and nothing else: another process's claim gets every other due delivery
+// at once, without waiting for the paused one.
+func TestPausedClaimHoldsOnlyItsDeliveries(t *testing.T) {
+	t.Parallel()
+	schema := postgrestest.NewSchema(t)
+	paused, live := postgrestest.Open(t, schema), postgrestest.Open(t, schema)
+	ctx := context.Background()
+	a, b := storagetest.NewStoreRecord(t0), storagetest.NewStoreRecord(t0)
+	require.NoError(t, live.StoreInsert(ctx, a))
+	require.NoError(t, live.StoreInsert(ctx, b))
+	var ids []string
+	for i, s := range []*keelpay.Store{a, a, a, b, b} {
+		e := storagetest.NewEventRecord(s.ID, keelpay.EventWebhookTest, t0.Add(time.Duration(i)*time.Millisecond))
+		require.NoError(t, live.EventInsert(ctx, e))
+		ids = append(ids, e.ID)
+	}
+	params := func(limit int) storage.DeliveryClaimParams {
+		now := t0.Add(time.Second)
+		return storage.DeliveryClaimParams{Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit, PerStore: 10,
+			LeaseToken: keelpay.NewID("lease_")}
+	}
+
+	claimed := make(chan []*storage.DeliveryJob, 1)
+	resume := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- paused.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			jobs, err := tx.DeliveryClaimDue(ctx, params(1))
+			claimed <- jobs
+			if err != nil {
+				return err
+			}
+			<-resume // the process is stopped here, its transaction open
+			return nil
+		})
+	}()
+	held := <-claimed
+	require.Len(t, held, 1)
+	require.Equal(t, ids[0], held[0].EventID)
+
+	// Bounded: on a claim that waits for the paused one this fails at the
+	// deadline instead of hanging the test.
+	bounded, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	jobs, err := live.DeliveryClaimDue(bounded, params(10))
+	close(resume)
+	require.NoError(t, err, "the claim waited for the paused process")
+	var got []string
+	for _, j := range jobs {
+		got = append(got, j.EventID)
+	}
+	require.ElementsMatch(t, ids[1:], got, "every delivery but the paused process's")
+	require.NoError(t, <-done)
 }

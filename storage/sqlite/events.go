@@ -174,19 +174,24 @@ func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (
 
 func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
 	var jobs []*storage.DeliveryJob
-	err := q.write(ctx, func(w querier) error {
+	caps, most, err := storeCaps(p)
+	if err != nil {
+		return nil, err
+	}
+	err = q.write(ctx, func(w querier) error {
 		now := micros(p.Now)
-		// Each store gets at most PerStore leases at once, counting the
-		// ones already out, so one slow receiver cannot take every worker.
+		// Each store gets at most its cap of leases at once (PerStore, or
+		// its own when StoreCaps lists it), counting the ones already out,
+		// so one slow receiver cannot take every worker.
 		// The work is bounded whatever the backlog: the stores with pending
 		// deliveries are found by skipping through the by-store index (one
 		// seek per store), a store at its cap is passed over, and each other
-		// store gives at most PerStore of its earliest due deliveries. The
+		// store gives at most its cap of its earliest due deliveries. The
 		// stores take turns: every store's first due delivery comes before
 		// any store's second, so a store with a backlog cannot fill a claim
 		// while another has one delivery due.
 		//
-		// The limits are written "?4 + 0" and "?5 + 0", not as bare
+		// The limits are written "?7 + 0" and "?5 + 0", not as bare
 		// parameters: SQLite plans a LIMIT of a bare parameter with its
 		// value and prepares the statement again whenever the value
 		// changes, and the dispatcher's limit (its free slots) changes
@@ -204,20 +209,27 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 					SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
 					WHERE lease_token <> '' AND lease_until > ?3 AND status = 'pending'
 					GROUP BY store_id
-				), candidates AS (
-					SELECT d.event_id, d.next_attempt_at, coalesce(l.n, 0) AS n,
-						row_number() OVER (PARTITION BY d.store_id ORDER BY d.next_attempt_at, d.event_id) AS rn
+				), caps(store_id, cap) AS MATERIALIZED (
+					SELECT value ->> 's', value ->> 'c' FROM json_each(?6)
+				), room AS (
+					SELECT ps.store_id, coalesce(k.cap, ?4) - coalesce(l.n, 0) AS n
 					FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+					LEFT JOIN caps k ON k.store_id = ps.store_id
+					WHERE ps.store_id IS NOT NULL
+				), candidates AS (
+					SELECT d.event_id, d.next_attempt_at, r.n,
+						row_number() OVER (PARTITION BY d.store_id ORDER BY d.next_attempt_at, d.event_id) AS rn
+					FROM room r
 					JOIN deliveries d ON d.event_id IN (
 						SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
-						WHERE store_id = ps.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
-						ORDER BY next_attempt_at, event_id LIMIT ?4 + 0)
-					WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < ?4
+						WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
+						ORDER BY next_attempt_at, event_id LIMIT ?7 + 0)
+					WHERE r.n > 0
 				)
-				SELECT event_id FROM candidates WHERE rn <= ?4 - n
+				SELECT event_id FROM candidates WHERE rn <= n
 				ORDER BY rn, next_attempt_at, event_id
 				LIMIT ?5 + 0
-			)`, p.LeaseToken, micros(p.LeaseUntil), now, p.PerStore, p.Limit)
+			)`, p.LeaseToken, micros(p.LeaseUntil), now, p.PerStore, p.Limit, caps, most)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -229,6 +241,26 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		return err
 	})
 	return jobs, err
+}
+
+// storeCaps returns p.StoreCaps as the JSON array the claim reads, and the
+// highest cap of the claim.
+func storeCaps(p storage.DeliveryClaimParams) (string, int, error) {
+	most := p.PerStore
+	if len(p.StoreCaps) == 0 {
+		return "[]", most, nil
+	}
+	type storeCap struct {
+		StoreID string `json:"s"`
+		Cap     int    `json:"c"`
+	}
+	caps := make([]storeCap, len(p.StoreCaps))
+	for i, c := range p.StoreCaps {
+		caps[i] = storeCap{c.StoreID, c.Cap}
+		most = max(most, c.Cap)
+	}
+	b, err := json.Marshal(caps)
+	return string(b), most, err
 }
 
 // leasedJobs reads the jobs leased under a token, with the store's current

@@ -205,6 +205,43 @@ func testDeliveries(t *testing.T, newStorage NewStorage) {
 		require.Equal(t, e.ID, jobs[0].EventID)
 	})
 
+	t.Run("StoreCaps", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		// low's cap is lowered below PerStore, high's raised above it;
+		// plain has PerStore.
+		low, high, plain := insertStore(t, db), insertStore(t, db), insertStore(t, db)
+		for i := range 10 {
+			for _, s := range []*keelpay.Store{low, high, plain} {
+				require.NoError(t, db.EventInsert(ctx, NewEventRecord(s.ID, keelpay.EventWebhookTest, t0.Add(time.Duration(i)*time.Millisecond))))
+			}
+		}
+		now := t0.Add(time.Second)
+		claim := func(caps ...storage.StoreCap) map[string]int {
+			t.Helper()
+			p := claimParams(now, 100)
+			p.PerStore = 3
+			p.StoreCaps = caps
+			jobs, err := db.DeliveryClaimDue(ctx, p)
+			require.NoError(t, err)
+			count := map[string]int{}
+			for _, j := range jobs {
+				count[j.StoreID]++
+			}
+			return count
+		}
+		require.Equal(t, map[string]int{low.ID: 1, high.ID: 5, plain.ID: 3},
+			claim(storage.StoreCap{StoreID: low.ID, Cap: 1}, storage.StoreCap{StoreID: high.ID, Cap: 5}))
+		// Each cap counts the store's leases: every store is at its cap.
+		require.Empty(t, claim(storage.StoreCap{StoreID: low.ID, Cap: 1}, storage.StoreCap{StoreID: high.ID, Cap: 5}))
+		// A store no longer listed is back at PerStore (high is over it);
+		// a cap of 0 claims nothing of the store.
+		require.Equal(t, map[string]int{low.ID: 2},
+			claim(storage.StoreCap{StoreID: plain.ID, Cap: 0}))
+		require.Equal(t, map[string]int{plain.ID: 1},
+			claim(storage.StoreCap{StoreID: plain.ID, Cap: 4}))
+	})
+
 	t.Run("RecordBatch", func(t *testing.T) {
 		t.Parallel()
 		db := newStorage(t)
