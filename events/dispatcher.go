@@ -81,7 +81,9 @@ type DispatcherConfig struct {
 	Metrics prometheus.Registerer
 	// PerStore is the most attempts of one store in flight, across every
 	// process on the database, so a slow receiver cannot hold up other
-	// stores' deliveries.
+	// stores' deliveries. On PostgreSQL it is exact between claims; claims
+	// of several processes that run at the same moment do not see each
+	// other's leases and may each fill it.
 	PerStore int
 	// PerStoreStart is how many attempts of a store may be in flight
 	// before its receiver has shown that it answers (default 8, at most

@@ -60,7 +60,9 @@ type DeliveryClaimParams struct {
 	// Limit is the most deliveries claimed.
 	Limit int
 	// PerStore is the most deliveries of one store leased at once, across
-	// every process, so that a slow receiver cannot take every worker.
+	// every process, so that a slow receiver cannot take every worker. A
+	// claim counts the leases committed before it: where claims can run
+	// at the same moment (PostgreSQL), each may fill a store to its cap.
 	PerStore int
 	// StoreCaps gives the stores listed a cap of their own in place of
 	// PerStore, lower or higher; a cap of 0 claims none of the store's

@@ -251,6 +251,11 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		return nil
 	}
 	// In event order, so that two overlapping records cannot deadlock.
+	// A delivery that another transaction holds is passed over, not
+	// waited for: it is not the recorder's any more (its lease lapsed and
+	// another process claimed it, or a redelivery reset it), so the
+	// record would be ignored anyway, and a paused process holding it
+	// would stall this one.
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b storage.DeliveryResult) int { return cmp.Compare(a.EventID, b.EventID) })
 	return q.write(ctx, func(w querier) error {
@@ -260,7 +265,8 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 			if r.Attempt == nil {
 				b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
 					next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
-					WHERE event_id = $7 AND lease_token = $8`,
+					WHERE event_id = (SELECT event_id FROM deliveries WHERE event_id = $7 AND lease_token = $8
+						FOR UPDATE SKIP LOCKED)`,
 					d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
 					r.EventID, r.LeaseToken)
 				continue
@@ -270,7 +276,8 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 			b.Queue(`WITH u AS (
 					UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
 						next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
-					WHERE event_id = $7 AND lease_token = $8
+					WHERE event_id = (SELECT event_id FROM deliveries WHERE event_id = $7 AND lease_token = $8
+						FOR UPDATE SKIP LOCKED)
 					RETURNING event_id, store_id)
 				INSERT INTO delivery_attempts (id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
 				SELECT $9, event_id, store_id, $10, $11, $12, $13, $14 FROM u`,

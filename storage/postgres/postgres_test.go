@@ -404,3 +404,57 @@ func TestPausedClaimHoldsOnlyItsDeliveries(t *testing.T) {
 	require.ElementsMatch(t, ids[1:], got, "every delivery but the paused process's")
 	require.NoError(t, <-done)
 }
+
+// A process whose lease lapsed records its attempt while a paused process
+// holds the delivery it claimed since: the record passes over that
+// delivery (the lease is no longer the recorder's) instead of waiting for
+// the paused process, and records the rest.
+func TestRecordPassesOverADeliveryAPausedClaimHolds(t *testing.T) {
+	t.Parallel()
+	schema := postgrestest.NewSchema(t)
+	paused, late := postgrestest.Open(t, schema), postgrestest.Open(t, schema)
+	ctx := context.Background()
+	s := storagetest.NewStoreRecord(t0)
+	require.NoError(t, late.StoreInsert(ctx, s))
+	x, y := storagetest.NewEventRecord(s.ID, keelpay.EventWebhookTest, t0), storagetest.NewEventRecord(s.ID, keelpay.EventWebhookTest, t0)
+	require.NoError(t, late.EventInsert(ctx, x))
+	require.NoError(t, late.EventInsert(ctx, y))
+	p := storage.DeliveryClaimParams{Now: t0, LeaseUntil: t0.Add(time.Minute), Limit: 10, PerStore: 10, LeaseToken: keelpay.NewID("lease_")}
+	jobs, err := late.DeliveryClaimDue(ctx, p)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+
+	// x's lease lapses and the paused process claims x again, then stops
+	// with its transaction open.
+	claimed := make(chan error, 1)
+	resume := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- paused.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			at := t0.Add(2 * time.Minute)
+			_, err := tx.DeliveryClaimEvent(ctx, x.ID, storage.DeliveryClaimParams{Now: at, LeaseUntil: at.Add(time.Minute), LeaseToken: keelpay.NewID("lease_")})
+			claimed <- err
+			<-resume
+			return err
+		})
+	}()
+	require.NoError(t, <-claimed)
+
+	ok := keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 1, LastAttemptAt: t0, LastStatusCode: 204}
+	bounded, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = late.DeliveryRecord(bounded, []storage.DeliveryResult{
+		{EventID: x.ID, LeaseToken: p.LeaseToken, Delivery: ok},
+		{EventID: y.ID, LeaseToken: p.LeaseToken, Delivery: ok, Attempt: &keelpay.DeliveryAttempt{
+			ID: keelpay.NewID(keelpay.PrefixAttempt), EventID: y.ID, StoreID: s.ID, StartedAt: t0, StatusCode: 204}},
+	})
+	close(resume)
+	require.NoError(t, err, "the record waited for the paused process")
+	require.NoError(t, <-done)
+	got, err := late.EventGet(ctx, s.ID, y.ID)
+	require.NoError(t, err)
+	require.Equal(t, ok, got.Delivery)
+	got, err = late.EventGet(ctx, s.ID, x.ID)
+	require.NoError(t, err)
+	require.Equal(t, keelpay.DeliveryPending, got.Delivery.Status, "x is the paused process's now")
+}
