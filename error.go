@@ -19,6 +19,10 @@ const (
 	CodeInternalError          Code = "internal_error"
 	CodeProviderAPIUnavailable Code = "provider_api_unavailable"
 	CodePlatformAccessPending  Code = "platform_access_pending"
+	// CodeDatabaseUnavailable is the readiness check's answer (the health
+	// handler, GET /healthz of the reference server) while the server
+	// cannot reach its database.
+	CodeDatabaseUnavailable Code = "database_unavailable"
 	// CodeNotFound and CodeMethodNotAllowed answer a path or method the API
 	// does not have, so that every answer is a JSON error (see
 	// docs/errors.md).

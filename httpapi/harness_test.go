@@ -123,7 +123,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
 	// Health and metrics are the embedder's to mount; the reference
 	// server mounts them here too.
-	mux.Handle("/healthz", httpapi.Health())
+	mux.Handle("/healthz", httpapi.Health(httpapi.HealthConfig{Storage: apiDB, Logger: logger}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", h)
 	srv := httptest.NewServer(mux)

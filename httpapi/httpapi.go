@@ -103,21 +103,6 @@ func New(cfg Config) (http.Handler, error) {
 	return a.middleware(a.mux), nil
 }
 
-// Health is the liveness handler, for the team to mount where its load
-// balancer looks (the reference server: /healthz): GET and HEAD answer 200
-// {"status":"ok"} while the process serves; other methods 405.
-func Health() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET")
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorFields{Code: keelpay.CodeMethodNotAllowed,
-				Message: "The method is not allowed on this path; see the Allow header."}})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-}
-
 // auth says which key a route needs.
 type auth int
 

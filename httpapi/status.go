@@ -42,6 +42,7 @@ var statuses = map[keelpay.Code]int{
 	keelpay.CodeProviderAPIUnavailable:       http.StatusServiceUnavailable,
 	keelpay.CodePlatformAccessPending:        http.StatusServiceUnavailable,
 	keelpay.CodePlatformCertificateMismatch:  http.StatusServiceUnavailable,
+	keelpay.CodeDatabaseUnavailable:          http.StatusServiceUnavailable,
 }
 
 // Status is the HTTP status of an error code, from the one table the API

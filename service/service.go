@@ -27,6 +27,7 @@ import (
 type Service struct {
 	cfg        Config
 	api        http.Handler
+	health     http.Handler
 	dispatcher *events.Dispatcher
 	events     *events.Service
 	payments   *payments.Service
@@ -117,6 +118,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.api = api
+	s.health = httpapi.Health(httpapi.HealthConfig{Storage: cfg.Storage, Logger: cfg.Logger})
 	if err := registerStorageStats(cfg.Metrics, cfg.Storage); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
@@ -149,9 +151,11 @@ func registerStorageStats(reg prometheus.Registerer, db storage.Storage) error {
 // /metrics: mount HealthHandler and MetricsHandler where they belong.
 func (s *Service) Handler() http.Handler { return s.api }
 
-// HealthHandler answers GET and HEAD with 200 {"status":"ok"} while the
-// process serves.
-func (s *Service) HealthHandler() http.Handler { return httpapi.Health() }
+// HealthHandler is the readiness check (httpapi.Health): GET and HEAD
+// answer 200 {"status":"ok"} while the database answers a ping within 2
+// seconds, and 503 database_unavailable while it does not. Probes share one
+// check a second at most, whatever their number.
+func (s *Service) HealthHandler() http.Handler { return s.health }
 
 // MetricsHandler serves Config.Metrics in the Prometheus text format when
 // it is a prometheus.Gatherer, and 404 otherwise. It is not authenticated:

@@ -29,6 +29,13 @@ type Storage interface {
 	// An error from fn rolls the transaction back and is returned as is.
 	WithTx(ctx context.Context, fn func(ctx context.Context, tx Executor) error) error
 
+	// Ping reports whether the database answers: a cheap round trip that
+	// touches no keelpay table and takes no lock. It returns nil when it
+	// does, and an error when the database cannot be reached or does not
+	// answer before ctx ends; callers bound it with ctx (readiness checks
+	// give it 2 seconds).
+	Ping(ctx context.Context) error
+
 	// Close releases the database.
 	Close() error
 }

@@ -16,6 +16,9 @@
 //   - [Proxy.Down] closes every open connection and refuses new ones, as a
 //     database server that stopped would.
 //   - [Proxy.Up] accepts connections again, on the same address.
+//   - [Proxy.StallBefore] stalls at a chosen point of what a client sends:
+//     the bytes before a pattern reach the server, the rest waits, as if
+//     the client had been paused right there.
 //
 // Stall and Down are independent: a stalled proxy that goes down and up
 // again is still stalled.
@@ -29,6 +32,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"sync"
@@ -48,8 +52,15 @@ type Proxy struct {
 	stalled bool
 	down    bool
 	closed  bool
+	trigger *trigger // armed by StallBefore; nil when none
 	conns   map[*link]struct{}
 	wg      sync.WaitGroup
+}
+
+// A trigger is a stall armed by StallBefore.
+type trigger struct {
+	pattern []byte
+	fired   chan struct{}
 }
 
 // A link is one proxied connection: the accepted client side and, once
@@ -113,6 +124,23 @@ func (p *Proxy) Resume() {
 	p.stalled = false
 	p.cond.Broadcast()
 	p.mu.Unlock()
+}
+
+// StallBefore arms a one-shot stall: the next time a client sends bytes
+// that contain pattern, the proxy forwards what precedes the pattern, then
+// stalls as [Proxy.Stall] does, holding the pattern and what follows it
+// until [Proxy.Resume]. The returned channel is closed once the stall has
+// begun. Only client-to-target bytes are searched, one read at a time, so
+// the pattern should be short enough to arrive in one piece (a protocol
+// message the client writes at once). Arming again replaces an armed
+// trigger that has not fired; a stall already in force leaves it armed
+// until after Resume.
+func (p *Proxy) StallBefore(pattern []byte) <-chan struct{} {
+	fired := make(chan struct{})
+	p.mu.Lock()
+	p.trigger = &trigger{pattern: bytes.Clone(pattern), fired: fired}
+	p.mu.Unlock()
+	return fired
 }
 
 // Down closes every open connection and stops listening, so that new
@@ -223,6 +251,23 @@ func (p *Proxy) accept(ln net.Listener) {
 	}
 }
 
+// match reports where an armed trigger's pattern starts in chunk, and then
+// disarms it and stalls the proxy; tr is nil when nothing matched.
+func (p *Proxy) match(chunk []byte) (i int, tr *trigger) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.trigger == nil || p.stalled {
+		return 0, nil
+	}
+	i = bytes.Index(chunk, p.trigger.pattern)
+	if i < 0 {
+		return 0, nil
+	}
+	tr, p.trigger = p.trigger, nil
+	p.stalled = true
+	return i, tr
+}
+
 // wait blocks while the proxy is stalled and reports whether l is still
 // open.
 func (p *Proxy) wait(l *link) bool {
@@ -254,8 +299,8 @@ func (p *Proxy) serve(l *link) {
 	p.mu.Unlock()
 
 	done := make(chan struct{}, 2)
-	go p.pipe(l, l.server, l.client, done)
-	go p.pipe(l, l.client, l.server, done)
+	go p.pipe(l, l.server, l.client, true, done)
+	go p.pipe(l, l.client, l.server, false, done)
 	<-done
 	// One direction ended: end the connection as a whole, then wait for
 	// the other direction's goroutine.
@@ -270,11 +315,22 @@ func (p *Proxy) serve(l *link) {
 // pipe copies src to dst, holding each chunk it read while the proxy is
 // stalled. While it holds a chunk it reads nothing more, so the rest waits
 // in the kernel's socket buffers and the sender eventually blocks.
-func (p *Proxy) pipe(l *link, dst, src net.Conn, done chan<- struct{}) {
+func (p *Proxy) pipe(l *link, dst, src net.Conn, fromClient bool, done chan<- struct{}) {
 	defer func() { done <- struct{}{} }()
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
+		if n > 0 && fromClient {
+			if i, tr := p.match(buf[:n]); tr != nil {
+				// Forward what precedes the pattern, then hold the rest.
+				if _, werr := dst.Write(buf[:i]); werr != nil {
+					close(tr.fired)
+					return
+				}
+				close(tr.fired)
+				n = copy(buf, buf[i:n])
+			}
+		}
 		if n > 0 {
 			if !p.wait(l) {
 				return

@@ -252,3 +252,38 @@ func TestCloseEndsEverything(t *testing.T) {
 	require.Error(t, err)
 	require.NoError(t, p.Close(), "a second Close is harmless")
 }
+
+func TestStallBeforeAPattern(t *testing.T) {
+	t.Parallel()
+	tg := newTarget(t)
+	p := New(t, tg.ln.Addr().String())
+
+	c := dial(t, p.Addr())
+	s := tg.accepted(t)
+	fired := p.StallBefore([]byte("COMMIT"))
+	send(t, c, "no pattern here")
+	receive(t, s, "no pattern here")
+	select {
+	case <-fired:
+		t.Fatal("fired without its pattern")
+	default:
+	}
+
+	send(t, c, "BEGIN;UPDATE;COMMIT;")
+	select {
+	case <-fired:
+	case <-time.After(patience):
+		t.Fatal("the pattern did not stall the proxy")
+	}
+	receive(t, s, "BEGIN;UPDATE;") // what precedes the pattern went through
+	nothing(t, s)
+	send(t, s, "answer")
+	nothing(t, c) // a stall like any other: both directions
+	p.Resume()
+	receive(t, s, "COMMIT;")
+	receive(t, c, "answer")
+
+	// One shot: the pattern passes freely afterwards.
+	send(t, c, "COMMIT again")
+	receive(t, s, "COMMIT again")
+}

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
+	"net"
 	"path"
 	"slices"
 	"strconv"
@@ -75,16 +76,42 @@ type Config struct {
 	// database keeps reporting a serialisation failure, deadlock or lock
 	// timeout (1: never again). Default TxAttemptsDefault.
 	TxAttempts int
+	// IdleInTransactionTimeout is the idle_in_transaction_session_timeout
+	// of keelpay's connections: the database ends a session whose
+	// transaction has waited that long for its next statement, rolling it
+	// back and freeing its row locks. keelpay's transactions never wait
+	// between statements for anything but the database, so only a server
+	// that stopped mid-transaction (paused, cut off, hung) reaches it.
+	// Default IdleInTransactionTimeoutDefault; negative: the database
+	// server's own setting. A DSN that sets the parameter (as a parameter
+	// or in options) keeps its value.
+	IdleInTransactionTimeout time.Duration
 }
 
-// Defaults of Config.
+// Defaults of Config, and the TCP time-outs of keelpay's connections.
 const (
-	TxAttemptsDefault = 5
+	TxAttemptsDefault               = 5
+	IdleInTransactionTimeoutDefault = 30 * time.Second
+
+	// A connection whose peer stops answering is ended after
+	// TCPKeepAliveIdle without traffic and TCPKeepAliveCount unanswered
+	// probes TCPKeepAliveInterval apart, or once data it sent has gone
+	// unacknowledged for TCPUserTimeout: on keelpay's side (the socket's
+	// options) and on the database's (tcp_keepalives_idle,
+	// tcp_keepalives_interval, tcp_keepalives_count, tcp_user_timeout,
+	// unless the DSN sets them).
+	TCPKeepAliveIdle     = 30 * time.Second
+	TCPKeepAliveInterval = 10 * time.Second
+	TCPKeepAliveCount    = 3
+	TCPUserTimeout       = 30 * time.Second
 )
 
 // WithDefaults returns a copy of c with defaults filled in.
 func (c Config) WithDefaults() Config {
 	c.TxAttempts = cmp.Or(max(c.TxAttempts, 0), TxAttemptsDefault)
+	if c.IdleInTransactionTimeout == 0 {
+		c.IdleInTransactionTimeout = IdleInTransactionTimeoutDefault
+	}
 	return c
 }
 
@@ -203,6 +230,7 @@ func poolConfig(ctx context.Context, cfg Config) (*pgxpool.Config, error) {
 	}
 	pcfg.BeforeClose = foldOnClose
 	params := pcfg.ConnConfig.RuntimeParams
+	sessionBackstops(pcfg.ConnConfig, cfg)
 	switch {
 	case cfg.Schema != "":
 		params["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
@@ -218,6 +246,42 @@ func poolConfig(ctx context.Context, cfg Config) (*pgxpool.Config, error) {
 		}
 	}
 	return pcfg, nil
+}
+
+// sessionBackstops gives every connection time-outs on both ends, so that
+// neither a keelpay server that stopped (SIGSTOP, a partition, a hung
+// host) nor a database that vanished holds anything for long: the
+// database ends an idle transaction after Config.IdleInTransactionTimeout
+// and a connection whose peer is gone after its TCP time-outs; keelpay's
+// sockets do the same for a database that is gone. Parameters the DSN
+// sets are left as they are.
+func sessionBackstops(cc *pgx.ConnConfig, cfg Config) {
+	params := cc.RuntimeParams
+	set := func(name, value string) {
+		if _, ok := params[name]; ok || strings.Contains(params["options"], name) {
+			return // the DSN chose
+		}
+		params[name] = value
+	}
+	if cfg.IdleInTransactionTimeout > 0 {
+		set("idle_in_transaction_session_timeout", strconv.FormatInt(max(cfg.IdleInTransactionTimeout.Milliseconds(), 1), 10))
+	}
+	set("tcp_keepalives_idle", strconv.Itoa(int(TCPKeepAliveIdle.Seconds())))
+	set("tcp_keepalives_interval", strconv.Itoa(int(TCPKeepAliveInterval.Seconds())))
+	set("tcp_keepalives_count", strconv.Itoa(TCPKeepAliveCount))
+	set("tcp_user_timeout", strconv.FormatInt(TCPUserTimeout.Milliseconds(), 10))
+
+	d := &net.Dialer{
+		Timeout: cc.ConnectTimeout, // the DSN's connect_timeout, if any
+		KeepAliveConfig: net.KeepAliveConfig{
+			Enable:   true,
+			Idle:     TCPKeepAliveIdle,
+			Interval: TCPKeepAliveInterval,
+			Count:    TCPKeepAliveCount,
+		},
+		Control: setTCPUserTimeout,
+	}
+	cc.DialFunc = d.DialContext
 }
 
 // defaultSchema reports whether keelpay's tables belong in SchemaDefault,
@@ -269,6 +333,16 @@ func currentSchema(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
 		return "", errors.New("postgres: no schema of the search_path exists")
 	}
 	return schema, nil
+}
+
+// Ping checks that a pooled connection answers, with an empty statement.
+// When every connection is busy it waits for one, as a query would, until
+// ctx ends.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
 }
 
 // Close closes the pool, waiting for the connections in use to be

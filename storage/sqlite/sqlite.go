@@ -195,6 +195,16 @@ func dsn(cfg Config, readOnly bool) string {
 	return "file:" + cfg.Path + "?" + q.Encode()
 }
 
+// Ping reads the file's first page (the schema) on a reader connection: it
+// fails when the file cannot be opened or read.
+func (db *DB) Ping(ctx context.Context) error {
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&n); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
 // Close waits for the transactions already handed to the writer, then
 // closes the database.
 func (db *DB) Close() error {

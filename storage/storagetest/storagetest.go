@@ -25,6 +25,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Refunds":       testRefunds,
 		"Idempotency":   testIdempotency,
 		"AttemptChecks": testAttemptChecks,
+		"Ping":          testPing,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {

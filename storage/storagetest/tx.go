@@ -89,3 +89,13 @@ func testTx(t *testing.T, newStorage NewStorage) {
 		}
 	})
 }
+
+// testPing: an open database answers Ping; a Ping whose context has ended
+// fails rather than reporting a database it did not reach.
+func testPing(t *testing.T, newStorage NewStorage) {
+	db := newStorage(t)
+	require.NoError(t, db.Ping(context.Background()))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.Error(t, db.Ping(ctx))
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/internal/faultproxy"
+	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
+	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
+	"github.com/keelpay/keelpay/webhooks"
+)
+
+// pauseFor is how long each pause of the paused-server test lasts. It is
+// below the database's idle transaction time-out (30 s), which would end
+// a stalled transaction and hide what the test looks for.
+const pauseFor = 8 * time.Second
+
+// receipts records when each webhook delivery arrived.
+type receipts struct {
+	mu  sync.Mutex
+	at  []time.Time
+	ids map[string]bool
+}
+
+func (r *receipts) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.at = append(r.at, time.Now())
+	r.ids[req.Header.Get(webhooks.HeaderID)] = true
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// perSecond counts the deliveries that arrived in each whole second from
+// start to end.
+func (r *receipts) perSecond(start, end time.Time) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	counts := make([]int, int(end.Sub(start)/time.Second))
+	for _, at := range r.at {
+		if i := int(at.Sub(start) / time.Second); !at.Before(start) && i < len(counts) {
+			counts[i]++
+		}
+	}
+	return counts
+}
+
+func (r *receipts) missing(ids []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, id := range ids {
+		if !r.ids[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// A pause is a window during which one server did nothing.
+type pause struct {
+	how        string
+	start, end time.Time
+}
+
+// TestPausedServerDoesNotStopOthersWebhooks runs three reference servers on
+// one PostgreSQL schema with payments streaming through two of them, and
+// pauses the third again and again: with SIGSTOP at random moments, by
+// stalling its database connections at a random moment, and by stalling
+// them just before the COMMIT of one of its delivery claims (the moment a
+// claim holds the most). The two others must deliver webhooks in every
+// second of every pause, and once the third runs again every event must
+// be delivered.
+//
+// It is not parallel: its servers and load would slow the tests beside it,
+// and their load would blur its per-second counts.
+func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
+	schema := postgrestest.NewSchema(t)
+	dsn := dsnIn(t, postgrestest.DSN(t), schema)
+	key := []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}
+	owner := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn)
+	other := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.url)
+	// The paused server's connections go through a fault proxy, and carry
+	// an application name by which the test finds them in the database.
+	app := "keelpay_paused_" + schema
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	pausedDSN, proxy := throughProxy(t, u.String())
+	paused := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", pausedDSN, "-sandbox-url", owner.url)
+	t.Cleanup(func() { _ = paused.cmd.Process.Signal(syscall.SIGCONT); proxy.Resume() })
+
+	rec := &receipts{ids: map[string]bool{}}
+	hooks := httptest.NewServer(rec)
+	t.Cleanup(hooks.Close)
+	servers := []*started{owner, other, paused}
+	shops := make([]shop, len(servers))
+	for i, s := range servers {
+		shops[i] = setupShop(t, s, fmt.Sprintf("app_paused_%d", i), hooks.URL+"/hooks")
+	}
+
+	// The load: payments confirmed on every server, each on its own store,
+	// the paused one only while it runs (a request to it would hang). Each
+	// worker makes at most 10 payments a second: a steady stream, not a
+	// flood.
+	var pausing sync.RWMutex // held by a pause; read-held by a payment on the paused server
+	stop := make(chan struct{})
+	loadErrs := make(chan error, 100)
+	var load sync.WaitGroup
+	for w := range 3 {
+		load.Go(func() {
+			pace := time.NewTicker(100 * time.Millisecond)
+			defer pace.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-pace.C:
+				}
+				n := (w + i) % len(servers)
+				if n == 2 {
+					if !pausing.TryRLock() {
+						continue
+					}
+				}
+				err := payOnce(servers[n], shops[n], 1000+i)
+				if n == 2 {
+					pausing.RUnlock()
+				}
+				if err != nil {
+					select {
+					case loadErrs <- fmt.Errorf("server %d: %w", n, err):
+					default:
+					}
+					return
+				}
+			}
+		})
+	}
+	stopLoad := sync.OnceFunc(func() { close(stop); load.Wait() })
+	defer stopLoad()
+
+	// The first pause starts in a steady stream of deliveries.
+	eventually(t, 20*time.Second, func() string {
+		if c := rec.perSecond(time.Now().Add(-time.Second), time.Now()); c[0] == 0 {
+			return "no webhook arrived in the last second"
+		}
+		return ""
+	})
+
+	db, err := pgx.Connect(t.Context(), postgrestest.DSN(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close(context.Background()) })
+
+	var pauses []pause
+	// A random moment: the pauses land anywhere in the servers' work.
+	moment := func() { time.Sleep(time.Duration(300+rand.IntN(1700)) * time.Millisecond) }
+	hold := func(how string, begin, end func()) {
+		t.Helper()
+		pausing.Lock()
+		defer pausing.Unlock()
+		begin()
+		p := pause{how: how, start: time.Now()}
+		time.Sleep(pauseFor) // the fault's length, not a wait for work
+		p.end = time.Now()
+		end()
+		pauses = append(pauses, p)
+	}
+	for i := range 3 {
+		moment()
+		hold(fmt.Sprintf("SIGSTOP %d", i+1),
+			func() { require.NoError(t, paused.cmd.Process.Signal(syscall.SIGSTOP)) },
+			func() { require.NoError(t, paused.cmd.Process.Signal(syscall.SIGCONT)) })
+	}
+
+	moment()
+	hold("stalled connections", proxy.Stall, proxy.Resume)
+	moment()
+	hold("stalled before a claim's COMMIT", func() { stallInClaim(t, proxy, db, app) }, proxy.Resume)
+
+	for _, p := range pauses {
+		counts := rec.perSecond(p.start, p.end)
+		for i, c := range counts {
+			if c == 0 {
+				t.Errorf("%s: no webhook delivered in second %d of the pause; per second: %v", p.how, i+1, counts)
+				break
+			}
+		}
+	}
+
+	stopLoad()
+	select {
+	case err := <-loadErrs:
+		t.Fatalf("payments on the servers that ran: %v", err)
+	default:
+	}
+	// Every event of every store is delivered once the paused server
+	// runs again: what it had claimed, it delivers itself.
+	var ids []string
+	for i, sh := range shops {
+		for _, e := range listAll(t, servers[i%2], sh.sk, "/v1/events") {
+			ids = append(ids, e["id"].(string))
+		}
+	}
+	require.NotEmpty(t, ids)
+	eventually(t, 60*time.Second, func() string {
+		if m := rec.missing(ids); len(m) > 0 {
+			return fmt.Sprintf("%d of %d events not delivered, such as %s", len(m), len(ids), m[0])
+		}
+		return ""
+	})
+}
+
+// payOnce creates a payment intent on s for sh and confirms it with a
+// card that succeeds: one payment_intent.succeeded webhook.
+func payOnce(s *started, sh shop, amount int) error {
+	intent, err := send("POST", s.url+"/v1/payment_intents", sh.sk, intentBody(amount))
+	if err != nil {
+		return err
+	}
+	if intent.status != http.StatusCreated {
+		return fmt.Errorf("create: %d %v", intent.status, intent.body)
+	}
+	r, err := send("POST", s.url+"/v1/payment_intents/"+intent.str("id")+"/confirm", sh.pk, confirmBody(intent, sandbox.CardVisa))
+	if err != nil {
+		return err
+	}
+	if r.str("status") != "succeeded" {
+		return fmt.Errorf("confirm: %d %v", r.status, r.body)
+	}
+	return nil
+}
+
+// commitMessage is the COMMIT a client sends after a transaction's last
+// statement: a simple query message ('Q', its length, "commit\x00").
+var commitMessage = []byte("Q\x00\x00\x00\x0bcommit\x00")
+
+// stallInClaim stalls the proxy in front of the server whose connections
+// carry application name app just before the COMMIT of one of its
+// delivery claims: the claim's statement has run and its transaction is
+// open in the database, waiting for a COMMIT that does not come. It
+// checks in pg_stat_activity that the transaction it stopped is a claim
+// (its last statement the claim's, whose text begins as below; the
+// database keeps only the start of a long statement's text), and tries
+// again when it stopped another.
+func stallInClaim(t *testing.T, proxy *faultproxy.Proxy, db *pgx.Conn, app string) {
+	t.Helper()
+	for range 20 {
+		fired := proxy.StallBefore(commitMessage)
+		select {
+		case <-fired:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the paused server sent no COMMIT (its dispatcher claims every second)")
+		}
+		var inClaim bool
+		require.NoError(t, db.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity
+			WHERE application_name = $1 AND state = 'idle in transaction'
+			AND query LIKE 'WITH RECURSIVE pending_stores%')`, app).Scan(&inClaim))
+		if inClaim {
+			return
+		}
+		proxy.Resume()
+	}
+	t.Fatal("no stall landed in a delivery claim")
+}
