@@ -23,10 +23,15 @@ import (
 	"github.com/keelpay/keelpay/webhooks"
 )
 
-// pauseFor is how long each pause of the paused-server test lasts. It is
-// below the database's idle transaction time-out (30 s), which would end
-// a stalled transaction and hide what the test looks for.
-const pauseFor = 8 * time.Second
+// pauseFor is how long each pause of the paused-server test lasts, and
+// longPause the pause inside a delivery claim, which holds what the claim
+// locked for 30 s. The paused server's idle transaction time-out is raised
+// above both (it would end the stalled transaction and hide what the test
+// looks for).
+const (
+	pauseFor  = 8 * time.Second
+	longPause = 30 * time.Second
+)
 
 // receipts records when each webhook delivery arrived.
 type receipts struct {
@@ -99,6 +104,7 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	require.NoError(t, err)
 	q := u.Query()
 	q.Set("application_name", app)
+	q.Set("idle_in_transaction_session_timeout", "60000")
 	u.RawQuery = q.Encode()
 	pausedDSN, proxy := throughProxy(t, u.String())
 	paused := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", pausedDSN, "-sandbox-url", owner.url)
@@ -169,31 +175,32 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	var pauses []pause
 	// A random moment: the pauses land anywhere in the servers' work.
 	moment := func() { time.Sleep(time.Duration(300+rand.IntN(1700)) * time.Millisecond) }
-	hold := func(how string, begin, end func()) {
+	hold := func(how string, length time.Duration, begin, end func()) {
 		t.Helper()
 		pausing.Lock()
 		defer pausing.Unlock()
 		begin()
 		p := pause{how: how, start: time.Now()}
-		time.Sleep(pauseFor) // the fault's length, not a wait for work
+		time.Sleep(length) // the fault's length, not a wait for work
 		p.end = time.Now()
 		end()
 		pauses = append(pauses, p)
 	}
 	for i := range 3 {
 		moment()
-		hold(fmt.Sprintf("SIGSTOP %d", i+1),
+		hold(fmt.Sprintf("SIGSTOP %d", i+1), pauseFor,
 			func() { require.NoError(t, paused.cmd.Process.Signal(syscall.SIGSTOP)) },
 			func() { require.NoError(t, paused.cmd.Process.Signal(syscall.SIGCONT)) })
 	}
 
 	moment()
-	hold("stalled connections", proxy.Stall, proxy.Resume)
+	hold("stalled connections", pauseFor, proxy.Stall, proxy.Resume)
 	moment()
-	hold("stalled before a claim's COMMIT", func() { stallInClaim(t, proxy, db, app) }, proxy.Resume)
+	hold("stalled before a claim's COMMIT", longPause, func() { stallInClaim(t, proxy, db, app) }, proxy.Resume)
 
 	for _, p := range pauses {
 		counts := rec.perSecond(p.start, p.end)
+		t.Logf("%s, %v: webhooks per second %v", p.how, p.end.Sub(p.start).Round(time.Second), counts)
 		for i, c := range counts {
 			if c == 0 {
 				t.Errorf("%s: no webhook delivered in second %d of the pause; per second: %v", p.how, i+1, counts)
