@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -16,9 +15,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keelpaytest"
-	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
-	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
 	"github.com/keelpay/keelpay/webhooks"
 )
@@ -125,10 +122,11 @@ func throttledStores(t *testing.T, reg *prometheus.Registry) float64 {
 // clock stands, none again before its retry is due, each again once it is.
 func TestDispatcherHostileReceiversLeaveAHealthyStoreAlone(t *testing.T) {
 	t.Parallel()
+	forEachStorage(t, testHostileReceivers)
+}
+
+func testHostileReceivers(t *testing.T, db storage.Storage) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
 	t0 := time.Now().UTC().Truncate(time.Second)
 	clock := keelpaytest.NewClock(t0)
 
