@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/service"
@@ -67,4 +70,18 @@ func benchRequests(b *testing.B, configure func(*service.Config)) {
 // that tracing must leave alone (docs/operating.md, "Tracing").
 func BenchmarkUntraced(b *testing.B) {
 	benchRequests(b, func(*service.Config) {})
+}
+
+// BenchmarkTracedNoop is the API with the no-op TracerProvider: the same
+// as without one.
+func BenchmarkTracedNoop(b *testing.B) {
+	benchRequests(b, func(c *service.Config) { c.TracerProvider = noop.NewTracerProvider() })
+}
+
+// BenchmarkTracedRecording is the API with every span recorded (and
+// dropped, with no exporter): the cost of the instrumentation itself.
+func BenchmarkTracedRecording(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	b.Cleanup(func() { _ = tp.Shutdown(b.Context()) })
+	benchRequests(b, func(c *service.Config) { c.TracerProvider = tp })
 }
