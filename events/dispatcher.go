@@ -20,9 +20,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/netguard"
+	"github.com/keelpay/keelpay/internal/tracing"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/webhooks"
 )
@@ -101,6 +105,12 @@ type DispatcherConfig struct {
 	PollInterval time.Duration
 	// Storage is required.
 	Storage storage.Storage
+	// TracerProvider, when set, gets a span for each delivery attempt
+	// ("webhook.attempt": event id and type, store id, attempt number,
+	// status code and outcome; never the URL, the body or the signature)
+	// and for each round of recording and claiming ("webhook.claim").
+	// Default nil: no spans, at no cost.
+	TracerProvider trace.TracerProvider
 	// Transport, when set, replaces the default transport (tests).
 	Transport http.RoundTripper
 }
@@ -150,8 +160,9 @@ type Dispatcher struct {
 	signers sync.Map // webhook secret -> *webhooks.Signer
 	metrics *dispatcherMetrics
 	limits  *storeLimits
-	faults  sync.Map // store id -> Faults (sandbox only)
-	held    sync.Map // event id -> struct{}: held once by a fault
+	faults  sync.Map     // store id -> Faults (sandbox only)
+	held    sync.Map     // event id -> struct{}: held once by a fault
+	tracer  trace.Tracer // nil: no spans
 }
 
 // NewDispatcher returns a Dispatcher; start it with Run.
@@ -188,6 +199,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		},
 		wake:   make(chan struct{}, 1),
 		limits: newStoreLimits(cfg.PerStoreStart, cfg.PerStore, cfg.Logger),
+		tracer: tracing.Tracer(cfg.TracerProvider),
 	}
 	if cfg.Metrics != nil {
 		d.metrics = newDispatcherMetrics(cfg.Metrics, cfg.Storage, d.limits)
@@ -366,15 +378,22 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // (their leases would otherwise hold the deliveries until they lapse) and
 // nothing is claimed; a result that cannot be recorded at all is attempted
 // again once its lease lapses (at least once).
-func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResult, want int) []*storage.DeliveryJob {
+func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResult, want int) (jobs []*storage.DeliveryJob) {
 	results = slices.DeleteFunc(results, func(r storage.DeliveryResult) bool { return r.EventID == "" })
+	if d.tracer != nil {
+		var span trace.Span
+		ctx, span = d.tracer.Start(ctx, "webhook.claim", trace.WithNewRoot())
+		defer func() {
+			span.SetAttributes(attribute.Int(tracing.AttrRecorded, len(results)), attribute.Int(tracing.AttrClaimed, len(jobs)))
+			span.End()
+		}()
+	}
 	if want == 0 {
 		if len(results) > 0 {
 			d.record(ctx, results)
 		}
 		return nil
 	}
-	var jobs []*storage.DeliveryJob
 	p := d.claimParams(want)
 	err := d.cfg.Storage.WithTx(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
 		jobs = nil
@@ -496,6 +515,11 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	if skip {
 		return faulted, true
 	}
+	var span trace.Span
+	if d.tracer != nil {
+		ctx, span = d.tracer.Start(ctx, "webhook.attempt", trace.WithSpanKind(trace.SpanKindClient))
+		defer span.End()
+	}
 	wall := time.Now()
 	post := d.post
 	if dup {
@@ -506,12 +530,21 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	took := time.Since(wall)
 	d.limits.end(ctx, job.StoreID, ctx.Err() == nil, string(failure))
 	if ctx.Err() != nil {
+		if span != nil && span.IsRecording() {
+			span.SetAttributes(attemptAttrs(job, job.Attempts+1, "interrupted", status)...)
+		}
 		return storage.DeliveryResult{}, false
 	}
 	res := d.result(job, started, status, failure, body, took)
 	outcome := string(failure)
 	if failure == "" {
 		outcome = "succeeded"
+	}
+	if span != nil && span.IsRecording() {
+		span.SetAttributes(attemptAttrs(job, res.Delivery.Attempts, outcome, status)...)
+		if failure != "" {
+			span.SetStatus(codes.Error, outcome)
+		}
 	}
 	if d.metrics != nil {
 		d.metrics.attempts.WithLabelValues(outcome).Inc()
@@ -532,6 +565,22 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	}
 	d.cfg.Logger.LogAttrs(ctx, level, "webhook attempt", attrs...)
 	return res, true
+}
+
+// attemptAttrs are the attributes of an attempt's span: ids, numbers and
+// the outcome, never the URL, the body or the signature.
+func attemptAttrs(job *storage.DeliveryJob, attempt int, outcome string, status int) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		attribute.String(tracing.AttrEventID, job.EventID),
+		attribute.String(tracing.AttrEventType, string(job.Type)),
+		attribute.String(tracing.AttrStoreID, job.StoreID),
+		attribute.Int(tracing.AttrAttempt, attempt),
+		attribute.String(tracing.AttrOutcome, outcome),
+	}
+	if status != 0 {
+		attrs = append(attrs, attribute.Int("http.response.status_code", status))
+	}
+	return attrs
 }
 
 // result is the record of one attempt: the delivery's new state by the

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/tracing"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage"
@@ -53,6 +55,11 @@ type Config struct {
 	Storage storage.Storage
 	// Stores sets stores up and authenticates keys. Required.
 	Stores *stores.Service
+	// TracerProvider, when set, gets a server span for each request, named
+	// by its route ("POST /v1/payment_intents/{id}/confirm"), under the
+	// caller's span when the global propagator (otel.SetTextMapPropagator)
+	// finds one in the headers. Default nil: no spans, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 type api struct {
@@ -60,6 +67,7 @@ type api struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *httpMetrics
+	tracer  trace.Tracer // nil: no spans
 }
 
 // New returns the keelpay API as an http.Handler, to serve as it is or to
@@ -99,6 +107,7 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
 	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Metrics)}
+	a.tracer = tracing.Tracer(cfg.TracerProvider)
 	a.routes()
 	return a.middleware(a.mux), nil
 }

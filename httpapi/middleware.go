@@ -11,8 +11,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/tracing"
 )
 
 type httpMetrics struct {
@@ -90,9 +96,16 @@ func (a *api) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		st := &requestState{id: keelpay.NewID(keelpay.PrefixRequest), route: routeUnmatched}
 		ctx := keelpay.ContextWithRequestID(context.WithValue(r.Context(), stateKey{}, st), st.id)
+		sw := &statusWriter{ResponseWriter: w}
+		if a.tracer != nil {
+			var span trace.Span
+			ctx, span = a.startSpan(ctx, r)
+			// Deferred first, so it runs last: after the recovery below
+			// has written the status, even when it panics again.
+			defer a.endSpan(span, r, sw, st)
+		}
 		r = r.WithContext(ctx)
 		w.Header().Set("Request-Id", st.id)
-		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -124,4 +137,42 @@ func (a *api) middleware(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// startSpan starts the server span of a request, under the caller's span
+// when the global propagator finds one in the headers. Its name is the
+// method until the route is known (endSpan).
+func (a *api) startSpan(ctx context.Context, r *http.Request) (context.Context, trace.Span) {
+	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
+	return a.tracer.Start(ctx, methodLabel(r.Method), trace.WithSpanKind(trace.SpanKindServer))
+}
+
+// endSpan names the span by its route and sets what the request turned
+// out to be: route, status code, store and request id. Never the path's
+// values, the query, a header or a body.
+func (a *api) endSpan(span trace.Span, r *http.Request, sw *statusWriter, st *requestState) {
+	if span.IsRecording() {
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		method := methodLabel(r.Method)
+		attrs := make([]attribute.KeyValue, 0, 5)
+		attrs = append(attrs,
+			attribute.String("http.request.method", method),
+			attribute.Int("http.response.status_code", status),
+			attribute.String(tracing.AttrRequestID, st.id))
+		if st.route != routeUnmatched {
+			span.SetName(method + " " + st.route)
+			attrs = append(attrs, attribute.String("http.route", st.route))
+		}
+		if st.storeID != "" {
+			attrs = append(attrs, attribute.String(tracing.AttrStoreID, st.storeID))
+		}
+		span.SetAttributes(attrs...)
+		if status >= 500 {
+			span.SetStatus(codes.Error, http.StatusText(status))
+		}
+	}
+	span.End()
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
@@ -80,6 +82,13 @@ type Config struct {
 	// its reader (see Service.Subscribe). Default
 	// SubscriptionBufferDefault.
 	SubscriptionBuffer int
+	// TracerProvider receives OpenTelemetry spans: one per API request,
+	// storage transaction and query, provider call, webhook attempt and
+	// background pass (docs/operating.md, "Tracing"). Default nil: nothing
+	// is traced, and the instrumentation is not installed at all (the
+	// no-op provider, trace/noop, is treated the same). To follow the
+	// process's global provider, pass otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
 }
 
 // DispatcherConfig tunes webhook delivery. Fields are in alphabetical
@@ -184,6 +193,9 @@ func (c Config) Validate() error {
 	if c.SubscriptionBuffer < 0 {
 		bad("SubscriptionBuffer is %d; it must be positive", c.SubscriptionBuffer)
 	}
+	if isNilPointer(c.TracerProvider) {
+		bad("TracerProvider is a nil %T; leave the field nil for no tracing", c.TracerProvider)
+	}
 	d := c.Dispatcher
 	for _, f := range []struct {
 		name string
@@ -206,4 +218,14 @@ func (c Config) Validate() error {
 		bad("Dispatcher.Lease (%v) must exceed Config.Dispatcher.AttemptTimeout (%v): a lease that lapses mid-attempt lets another process deliver the same event at once", d.Lease, d.AttemptTimeout)
 	}
 	return errors.Join(errs...)
+}
+
+// isNilPointer reports whether v holds a nil pointer: an interface that is
+// not nil but whose methods would panic.
+func isNilPointer(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

@@ -11,10 +11,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/internal/tracing"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/refunds"
@@ -34,6 +38,7 @@ type Service struct {
 	refunds    *refunds.Service
 	stores     *stores.Service
 	subs       *subscribers
+	tracer     trace.Tracer // background passes; no-op without a TracerProvider
 
 	mu      sync.Mutex
 	running bool
@@ -48,7 +53,13 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	s := &Service{cfg: cfg}
+	// With a TracerProvider every part gets the storage and the provider
+	// wrapped in spans; without one they are the ones given.
+	untraced := cfg
+	tracer := tracing.Tracer(cfg.TracerProvider)
+	cfg.Storage = tracing.Storage(cfg.Storage, tracer)
+	cfg.Provider = tracing.Provider(cfg.Provider, tracer)
+	s := &Service{cfg: cfg, tracer: tracing.OrNoop(cfg.TracerProvider).Tracer(tracing.ScopeName)}
 	s.subs = newSubscribers(cfg.SubscriptionBuffer, cfg.Logger)
 	d := cfg.Dispatcher
 	s.dispatcher = events.NewDispatcher(events.DispatcherConfig{
@@ -65,6 +76,7 @@ func New(cfg Config) (*Service, error) {
 		PollInterval:   d.PollInterval,
 		Storage:        cfg.Storage,
 		Transport:      d.Transport,
+		TracerProvider: cfg.TracerProvider,
 	})
 	// Every event committed in this process wakes the dispatcher, so its
 	// webhook leaves at once, and reaches this process's subscribers.
@@ -100,7 +112,7 @@ func New(cfg Config) (*Service, error) {
 	})
 	// The provider's notifications (a 3D Secure answer, an outcome that
 	// became known) go to this service's payments, wired once here.
-	if n, ok := cfg.Provider.(provider.Notifier); ok {
+	if n, ok := untraced.Provider.(provider.Notifier); ok {
 		n.SetNotifier(s.payments.Notify)
 	}
 	api, err := httpapi.New(httpapi.Config{
@@ -113,13 +125,16 @@ func New(cfg Config) (*Service, error) {
 		Refunds:    s.refunds,
 		Storage:    cfg.Storage,
 		Stores:     s.stores,
+
+		TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.api = api
-	s.health = httpapi.Health(httpapi.HealthConfig{Storage: cfg.Storage, Logger: cfg.Logger})
-	if err := registerStorageStats(cfg.Metrics, cfg.Storage); err != nil {
+	// Probes and scrapes are not traced: they would make a trace a second.
+	s.health = httpapi.Health(httpapi.HealthConfig{Storage: untraced.Storage, Logger: cfg.Logger})
+	if err := registerStorageStats(cfg.Metrics, untraced.Storage); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	return s, nil
@@ -213,14 +228,18 @@ func (s *Service) Start(ctx context.Context) error {
 }
 
 // every runs pass now and then every interval until ctx is done; a failed
-// pass is logged and the next one tries again.
+// pass is logged and the next one tries again. Each pass is a span of its
+// own trace, named after the worker ("payment reconciler pass").
 func (s *Service) every(ctx context.Context, interval time.Duration, name string, pass func(context.Context) error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := pass(ctx); err != nil && ctx.Err() == nil {
+		pctx, span := s.tracer.Start(ctx, name+" pass", trace.WithNewRoot(), trace.WithAttributes(attribute.String(tracing.AttrWorker, name)))
+		if err := pass(pctx); err != nil && ctx.Err() == nil {
+			span.SetStatus(codes.Error, "pass failed")
 			s.cfg.Logger.ErrorContext(ctx, name+" pass failed", slog.Any("error", err))
 		}
+		span.End()
 		select {
 		case <-ctx.Done():
 			return

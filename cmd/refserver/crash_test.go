@@ -402,7 +402,7 @@ func (c *crash) run(t *testing.T, kills int) {
 	// 48 hours on: every unknown outcome resolves, every challenge
 	// expires, every delivery is due.
 	c.advance(t, 48*3600)
-	db, err := openStorage(ctx, c.dsn, keyringtest.Keyring())
+	db, err := openStorage(ctx, c.dsn, keyringtest.Keyring(), nil)
 	require.NoError(t, err)
 	defer db.Close()
 	var events []map[string]any

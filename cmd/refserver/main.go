@@ -30,6 +30,12 @@
 // It logs to stderr, is ready when GET /healthz answers 200, and shuts down
 // gracefully on SIGINT or SIGTERM.
 //
+// Traces are exported over OTLP/HTTP when the standard OpenTelemetry
+// variables ask for it (OTEL_EXPORTER_OTLP_ENDPOINT, or
+// OTEL_TRACES_EXPORTER=otlp), under the service name keelpay-refserver
+// unless OTEL_SERVICE_NAME gives another, and flushed at shutdown; without
+// them nothing is traced. docs/operating.md ("Tracing") lists the spans.
+//
 // # With Stripe
 //
 // With -provider stripe the payment provider is the Stripe adapter of

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/httpapi"
@@ -142,10 +143,11 @@ func withRequestID(next http.Handler) http.Handler {
 }
 
 // openStorage opens a PostgreSQL database for a postgres:// or
-// postgresql:// URL, and a SQLite file for anything else.
-func openStorage(ctx context.Context, dsn string, kr *keyring.Keyring) (storage.Storage, error) {
+// postgresql:// URL, and a SQLite file for anything else. tp, when set,
+// traces PostgreSQL's statements.
+func openStorage(ctx context.Context, dsn string, kr *keyring.Keyring, tp trace.TracerProvider) (storage.Storage, error) {
 	if isPostgres(dsn) {
-		return postgres.Open(ctx, postgres.Config{DSN: dsn, Keyring: kr})
+		return postgres.Open(ctx, postgres.Config{DSN: dsn, Keyring: kr, TracerProvider: tp})
 	}
 	return sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: dsn})
 }
@@ -245,7 +247,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Warn("created a new encryption key file beside the database: back it up with the database, and keep it apart from copies of the database; without it the stored secrets cannot be read",
 			slog.String("key_file", createdKeyFile))
 	}
-	db, err := openStorage(ctx, cfg.db, kr)
+	// Traces are exported only when the OTEL_* variables ask for it; what
+	// is buffered is flushed at the very end, after the background work
+	// has stopped.
+	tp, err := newTracerProvider(ctx, getenv)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	var tracerProvider trace.TracerProvider // nil: nothing traced
+	if tp != nil {
+		tracerProvider = tp
+		defer func() {
+			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(flushCtx); err != nil {
+				log.Warn("traces not all exported", slog.Any("error", err))
+			}
+		}()
+		log.Info("exporting traces over OTLP/HTTP")
+	}
+	db, err := openStorage(ctx, cfg.db, kr, tracerProvider)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -281,6 +302,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:               metrics,
 		Provider:              prov,
 		Storage:               db,
+		TracerProvider:        tracerProvider,
 	})
 	if err != nil {
 		ln.Close()

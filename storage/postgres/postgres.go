@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/storage"
@@ -72,6 +73,11 @@ type Config struct {
 	// of [Migrations] are applied by a tool of your own. Default false:
 	// Open applies those it has not seen, as [Migrate] does.
 	SkipMigrations bool
+	// TracerProvider, when set, gets a span for each statement, batch and
+	// new connection, through pgx's tracer hooks: the statement's text
+	// (its values are parameters, never recorded) and the SQLSTATE of a
+	// failure. Default nil: no hooks.
+	TracerProvider trace.TracerProvider
 	// TxAttempts is how many times WithTx runs its function when the
 	// database keeps reporting a serialisation failure, deadlock or lock
 	// timeout (1: never again). Default TxAttemptsDefault.
@@ -152,6 +158,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	pcfg, err := poolConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if t := newPgxTracer(cfg.TracerProvider); t != nil {
+		pcfg.ConnConfig.Tracer = t
 	}
 	var schema string
 	if cfg.SkipMigrations {

@@ -1,0 +1,132 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/keelpay/keelpay/provider"
+)
+
+// Provider returns p with a client span for each call: "provider.Charge",
+// "provider.LookupCharge", "provider.Void", "provider.Refund",
+// "provider.LookupRefund", "provider.SaveCard" and
+// "provider.CheckApplication". A span carries the attempt id (the call's
+// idempotency key) where the call has one, and the outcome: the charge's
+// or refund's status, or the kind of the provider's error. Never the
+// card, the credentials or the amounts. With a nil tracer it returns p
+// itself.
+func Provider(p provider.Provider, tracer trace.Tracer) provider.Provider {
+	if tracer == nil {
+		return p
+	}
+	return tracedProvider{p: p, tracer: tracer}
+}
+
+type tracedProvider struct {
+	p      provider.Provider
+	tracer trace.Tracer
+}
+
+func (t tracedProvider) start(ctx context.Context, name, attemptID string) (context.Context, trace.Span) {
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
+	if attemptID != "" && span.IsRecording() {
+		span.SetAttributes(attribute.String(AttrAttemptID, attemptID))
+	}
+	return ctx, span
+}
+
+// endProvider ends a provider span with its outcome: status when the call
+// answered, else the kind of its error.
+func endProvider(span trace.Span, status string, err error) {
+	if span.IsRecording() {
+		switch {
+		case err == nil:
+			if status != "" {
+				span.SetAttributes(attribute.String(AttrOutcome, status))
+			}
+		default:
+			kind := "error"
+			var perr *provider.Error
+			switch {
+			case errors.As(err, &perr):
+				kind = string(perr.Kind)
+			case errors.Is(err, provider.ErrUnknownAttempt):
+				kind = "unknown_attempt"
+			case errors.Is(err, context.DeadlineExceeded):
+				kind = "timeout"
+			case errors.Is(err, context.Canceled):
+				kind = "canceled"
+			}
+			span.SetAttributes(attribute.String(AttrOutcome, kind))
+			span.SetStatus(codes.Error, kind)
+		}
+	}
+	span.End()
+}
+
+func (t tracedProvider) CheckApplication(ctx context.Context, c provider.Credentials) (*provider.Application, error) {
+	ctx, span := t.start(ctx, "provider.CheckApplication", "")
+	app, err := t.p.CheckApplication(ctx, c)
+	endProvider(span, "", err)
+	return app, err
+}
+
+func (t tracedProvider) SaveCard(ctx context.Context, r provider.SaveCardRequest) (*provider.SavedCard, error) {
+	ctx, span := t.start(ctx, "provider.SaveCard", "")
+	card, err := t.p.SaveCard(ctx, r)
+	endProvider(span, "", err)
+	return card, err
+}
+
+func (t tracedProvider) Charge(ctx context.Context, r provider.ChargeRequest) (*provider.ChargeResult, error) {
+	ctx, span := t.start(ctx, "provider.Charge", r.AttemptID)
+	res, err := t.p.Charge(ctx, r)
+	endProvider(span, chargeStatus(res), err)
+	return res, err
+}
+
+func (t tracedProvider) LookupCharge(ctx context.Context, merchantID, attemptID string) (*provider.ChargeResult, error) {
+	ctx, span := t.start(ctx, "provider.LookupCharge", attemptID)
+	res, err := t.p.LookupCharge(ctx, merchantID, attemptID)
+	endProvider(span, chargeStatus(res), err)
+	return res, err
+}
+
+func (t tracedProvider) Void(ctx context.Context, merchantID, attemptID string) error {
+	ctx, span := t.start(ctx, "provider.Void", attemptID)
+	err := t.p.Void(ctx, merchantID, attemptID)
+	endProvider(span, "", err)
+	return err
+}
+
+func (t tracedProvider) Refund(ctx context.Context, r provider.RefundRequest) (*provider.RefundResult, error) {
+	ctx, span := t.start(ctx, "provider.Refund", r.AttemptID)
+	res, err := t.p.Refund(ctx, r)
+	endProvider(span, refundStatus(res), err)
+	return res, err
+}
+
+func (t tracedProvider) LookupRefund(ctx context.Context, merchantID, attemptID string) (*provider.RefundResult, error) {
+	ctx, span := t.start(ctx, "provider.LookupRefund", attemptID)
+	res, err := t.p.LookupRefund(ctx, merchantID, attemptID)
+	endProvider(span, refundStatus(res), err)
+	return res, err
+}
+
+func chargeStatus(r *provider.ChargeResult) string {
+	if r == nil {
+		return ""
+	}
+	return string(r.Status)
+}
+
+func refundStatus(r *provider.RefundResult) string {
+	if r == nil {
+		return ""
+	}
+	return string(r.Status)
+}

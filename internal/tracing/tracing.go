@@ -1,0 +1,63 @@
+// Package tracing holds keelpay's OpenTelemetry instrumentation that is
+// not part of one package: the tracer of a TracerProvider, and the
+// wrappers of a storage.Storage and a provider.Provider that service.New
+// installs when a TracerProvider is configured.
+//
+// No span carries a secret, a card's number or CVC, a customer's personal
+// data, a header or a body: spans carry ids, names of operations, counts
+// and outcomes. Errors set a span's status with a fixed description, never
+// the error's text, which may quote what was sent.
+package tracing
+
+import (
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/keelpay/keelpay"
+)
+
+// ScopeName is the instrumentation scope of every keelpay span.
+const ScopeName = "github.com/keelpay/keelpay"
+
+// Attribute keys of keelpay's spans, besides the HTTP ones of OpenTelemetry's
+// semantic conventions.
+const (
+	AttrAttemptID = "keelpay.attempt_id" // the provider call's idempotency key
+	AttrEventID   = "keelpay.event_id"
+	AttrEventType = "keelpay.event_type"
+	AttrOutcome   = "keelpay.outcome"
+	AttrRequestID = "keelpay.request_id"
+	AttrStoreID   = "keelpay.store_id"
+	AttrAttempt   = "keelpay.webhook.attempt" // 1 for a delivery's first attempt
+	AttrClaimed   = "keelpay.webhook.claimed"
+	AttrRecorded  = "keelpay.webhook.recorded"
+	AttrWorker    = "keelpay.worker"
+)
+
+// Tracer returns keelpay's tracer of tp, or nil when tp is nil or the
+// no-op provider: then the instrumentation is not installed at all and
+// costs nothing.
+func Tracer(tp trace.TracerProvider) trace.Tracer {
+	if !Enabled(tp) {
+		return nil
+	}
+	return tp.Tracer(ScopeName, trace.WithInstrumentationVersion(keelpay.Version))
+}
+
+// Enabled reports whether tp may record spans: it is neither nil nor the
+// no-op provider.
+func Enabled(tp trace.TracerProvider) bool {
+	if tp == nil {
+		return false
+	}
+	_, isNoop := tp.(noop.TracerProvider)
+	return !isNoop
+}
+
+// OrNoop returns tp, or the no-op provider when tp is nil.
+func OrNoop(tp trace.TracerProvider) trace.TracerProvider {
+	if tp == nil {
+		return noop.NewTracerProvider()
+	}
+	return tp
+}

@@ -1,0 +1,64 @@
+package tracing_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/keelpay/keelpay/internal/tracing"
+	"github.com/keelpay/keelpay/provider"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// TestEveryQueryHasASpan: every method of storage.Executor is declared in
+// executor.go, so none is served untraced by the embedded Executor.
+func TestEveryQueryHasASpan(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "executor.go", nil, 0)
+	require.NoError(t, err)
+	declared := map[string]bool{}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil {
+			declared[fn.Name.Name] = true
+		}
+	}
+	et := reflect.TypeFor[storage.Executor]()
+	for i := range et.NumMethod() {
+		require.True(t, declared[et.Method(i).Name], "storage.Executor.%s has no span in executor.go", et.Method(i).Name)
+	}
+}
+
+type watching struct {
+	storage.Storage
+}
+
+func (watching) StoreEpoch() (uint64, bool) { return 7, true }
+
+func TestWrappersOnlyWithATracer(t *testing.T) {
+	require.Nil(t, tracing.Tracer(nil))
+	require.Nil(t, tracing.Tracer(noop.NewTracerProvider()))
+	tp := sdktrace.NewTracerProvider()
+	tr := tracing.Tracer(tp)
+	require.NotNil(t, tr)
+
+	var db storage.Storage = watching{}
+	require.Equal(t, db, tracing.Storage(db, nil))
+	traced := tracing.Storage(db, tr)
+	require.NotEqual(t, db, traced)
+	w, ok := traced.(storage.StoreWatcher)
+	require.True(t, ok, "the wrapper hides StoreWatcher")
+	epoch, ok := w.StoreEpoch()
+	require.Equal(t, uint64(7), epoch)
+	require.True(t, ok)
+	type plain struct{ storage.Storage }
+	_, ok = tracing.Storage(plain{}, tr).(storage.StoreWatcher)
+	require.False(t, ok, "the wrapper claims StoreWatcher for a storage without it")
+
+	var p provider.Provider
+	require.Nil(t, tracing.Provider(p, nil))
+}
