@@ -25,6 +25,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Refunds":       testRefunds,
 		"Idempotency":   testIdempotency,
 		"AttemptChecks": testAttemptChecks,
+		"Retention":     testRetention,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
