@@ -85,6 +85,7 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 	got = plan(postgres.CardSessionPurge, cutoff, 1000)
 	require.Contains(t, got, "Index Scan using card_sessions_unused_expiry on card_sessions")
 	require.Contains(t, got, "Index Cond: (expires_at < ")
+	require.Regexp(t, `Index Scan using card_sessions_pkey on card_sessions [^\n]*\n\s+Index Cond: \(id = ANY `, got)
 
 	// And the statements do what they plan: 500 old events leave, in
 	// batches, with their deliveries and attempts.
