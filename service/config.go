@@ -76,6 +76,10 @@ type Config struct {
 	// refunds whose outcome is unknown and 3D Secure waits that ended.
 	// Default ReconcileIntervalDefault.
 	ReconcileInterval time.Duration
+	// Retention says how long events and unused card sessions are kept
+	// (30 and 7 days by default) and how the retention worker deletes
+	// them; see RetentionConfig.
+	Retention RetentionConfig
 	// Storage keeps everything. Required.
 	Storage storage.Storage
 	// SubscriptionBuffer is how many events each subscription holds for
@@ -145,6 +149,7 @@ func (c Config) WithDefaults() Config {
 	if c.ReconcileInterval == 0 {
 		c.ReconcileInterval = ReconcileIntervalDefault
 	}
+	c.Retention = c.Retention.withDefaults()
 	if c.SubscriptionBuffer == 0 {
 		c.SubscriptionBuffer = SubscriptionBufferDefault
 	}
@@ -190,6 +195,7 @@ func (c Config) Validate() error {
 	if c.ReconcileInterval < 0 {
 		bad("ReconcileInterval is %v; it must be positive", c.ReconcileInterval)
 	}
+	c.Retention.validate(bad)
 	if c.SubscriptionBuffer < 0 {
 		bad("SubscriptionBuffer is %d; it must be positive", c.SubscriptionBuffer)
 	}

@@ -36,6 +36,7 @@ type Service struct {
 	events     *events.Service
 	payments   *payments.Service
 	refunds    *refunds.Service
+	retention  *retention
 	stores     *stores.Service
 	subs       *subscribers
 	tracer     trace.Tracer // background passes; no-op without a TracerProvider
@@ -137,6 +138,9 @@ func New(cfg Config) (*Service, error) {
 	if err := registerStorageStats(cfg.Metrics, untraced.Storage); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
+	if s.retention, err = newRetention(cfg); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
 	return s, nil
 }
 
@@ -203,10 +207,10 @@ func (s *Service) Stores() *stores.Service { return s.stores }
 var ErrStarted = errors.New("service: already started")
 
 // Start starts every background worker: the webhook dispatcher, the
-// payment reconciler and expirer, and the refund reconciler. They run
-// until Stop, or until ctx is done. Each worker is safe to run in several
-// processes against one database. A second Start without Stop is
-// ErrStarted.
+// payment reconciler and expirer, the refund reconciler, and the
+// retention worker (see Purge). They run until Stop, or until ctx is
+// done. Each worker is safe to run in several processes against one
+// database. A second Start without Stop is ErrStarted.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -224,6 +228,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.workers.Go(func() { s.every(ctx, s.cfg.ReconcileInterval, "payment reconciler", s.payments.Reconcile) })
 	s.workers.Go(func() { s.every(ctx, s.cfg.ExpireInterval, "expirer", s.payments.Expire) })
 	s.workers.Go(func() { s.every(ctx, s.cfg.ReconcileInterval, "refund reconciler", s.refunds.Reconcile) })
+	s.workers.Go(func() { s.every(ctx, s.cfg.Retention.Interval, "retention", s.Purge) })
 	return nil
 }
 

@@ -50,6 +50,7 @@ type Executor interface {
 	PaymentQueries
 	RefundQueries
 	IdempotencyQueries
+	RetentionQueries
 }
 
 // Stats counts the work of an adapter since it opened. An adapter that

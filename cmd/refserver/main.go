@@ -18,6 +18,11 @@
 //	                                   ./keelpay.sandbox.db); not used with -sandbox-url
 //	-pprof        KEELPAY_PPROF_ADDR   serve the Go runtime's profiles (net/http/pprof) at this
 //	                                   address, on a listener apart from the API (default off)
+//	-retention    KEELPAY_RETENTION    how long events whose delivery is over are kept: days
+//	                                   (30d), a duration (720h) or forever (default 30d)
+//	-card-session-retention  KEELPAY_CARD_SESSION_RETENTION
+//	                                   how long card sessions that saved no card are kept after
+//	                                   they expired (default 7d)
 //	-new-key                           print a new encryption key and exit
 //
 // Secrets in the database are sealed with the keys of KEELPAY_ENCRYPTION_KEY

@@ -45,6 +45,11 @@ type config struct {
 	sandboxDB  string
 	// stripe is set with -provider stripe.
 	stripe stripeConfig
+	// retention is how long events whose delivery is over are kept, and
+	// sessionRetention how long card sessions that saved no card are kept
+	// after they expired (service.KeepForever: for good).
+	retention        time.Duration
+	sessionRetention time.Duration
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -65,8 +70,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
 	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
 		"SQLite file of the sandbox this server owns (env KEELPAY_SANDBOX_DB; default next to a SQLite -db, NAME.sandbox.db)")
+	var retention, sessionRetention string
+	fs.StringVar(&retention, "retention", envOr(getenv, "KEELPAY_RETENTION", "30d"),
+		"how long events whose delivery is over are kept: days (30d), a duration (720h) or forever (env KEELPAY_RETENTION)")
+	fs.StringVar(&sessionRetention, "card-session-retention", envOr(getenv, "KEELPAY_CARD_SESSION_RETENTION", "7d"),
+		"how long card sessions that saved no card are kept after they expired: days, a duration or forever (env KEELPAY_CARD_SESSION_RETENTION)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	var err error
+	if c.retention, err = parseRetention(retention); err != nil {
+		return c, fmt.Errorf("-retention: %w", err)
+	}
+	if c.sessionRetention, err = parseRetention(sessionRetention); err != nil {
+		return c, fmt.Errorf("-card-session-retention: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -301,6 +318,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:                log,
 		Metrics:               metrics,
 		Provider:              prov,
+		Retention:             service.RetentionConfig{CardSessions: cfg.sessionRetention, Events: cfg.retention},
 		Storage:               db,
 		TracerProvider:        tracerProvider,
 	})
@@ -319,11 +337,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if sandboxMode {
 		// After a move of the sandbox clock, what became due happens before
-		// the answer: expiry, 3D Secure time-outs, reconciliation; the
-		// resulting webhooks follow at once.
+		// the answer: expiry, 3D Secure time-outs, reconciliation, retention;
+		// the resulting webhooks follow at once.
 		mux.Handle("/sandbox/clock", withRequestID(sandboxClock(clock, log, func(ctx context.Context) error {
 			defer svc.Dispatcher().Notify()
-			return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx))
+			return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx), svc.Purge(ctx))
 		})))
 		sbx := &sandboxAPI{dispatcher: svc.Dispatcher(), log: log, stores: svc.Stores(),
 			trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}

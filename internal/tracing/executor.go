@@ -369,3 +369,17 @@ func (x executor) IdempotencyDeleteExpired(ctx context.Context, now time.Time, l
 	endStorage(span, err)
 	return r0, err
 }
+
+func (x executor) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (int, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.EventDeleteBefore")
+	r0, err := x.Executor.EventDeleteBefore(ctx, before, limit)
+	endStorage(span, err)
+	return r0, err
+}
+
+func (x executor) CardSessionDeleteExpiredBefore(ctx context.Context, before time.Time, limit int) (int, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.CardSessionDeleteExpiredBefore")
+	r0, err := x.Executor.CardSessionDeleteExpiredBefore(ctx, before, limit)
+	endStorage(span, err)
+	return r0, err
+}

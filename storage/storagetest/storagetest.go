@@ -26,6 +26,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Idempotency":   testIdempotency,
 		"AttemptChecks": testAttemptChecks,
 		"Ping":          testPing,
+		"Retention":     testRetention,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/service"
+	"github.com/keelpay/keelpay/webhooks/webhookstest"
+)
+
+func TestRetentionFlags(t *testing.T) {
+	t.Parallel()
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	c, err := parseConfig(nil, env(nil), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, [2]time.Duration{service.RetentionEventsDefault, service.RetentionCardSessionsDefault},
+		[2]time.Duration{c.retention, c.sessionRetention})
+
+	c, err = parseConfig([]string{"-retention", "90d"}, env(map[string]string{
+		"KEELPAY_RETENTION": "forever", "KEELPAY_CARD_SESSION_RETENTION": "36h"}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, c.retention, "the flag wins over its variable")
+	require.Equal(t, 36*time.Hour, c.sessionRetention)
+	c, err = parseConfig(nil, env(map[string]string{"KEELPAY_RETENTION": "forever"}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, service.KeepForever, c.retention)
+
+	for _, bad := range []string{"30", "10m", "-1d", "xd", "a month"} {
+		_, err := parseConfig([]string{"-retention", bad}, env(nil), io.Discard)
+		require.ErrorContains(t, err, "-retention: ", bad)
+	}
+	_, err = parseConfig(nil, env(map[string]string{"KEELPAY_CARD_SESSION_RETENTION": "0d"}), io.Discard)
+	require.ErrorContains(t, err, "-card-session-retention: ")
+}
+
+// With KEELPAY_RETENTION=2d, a delivered event reads as not found once
+// the sandbox clock has moved past two days: the move runs the retention
+// pass before it answers.
+func TestEventIsPurgedAfterTheSandboxClockPassesTheRetention(t *testing.T) {
+	t.Parallel()
+	s := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_RETENTION=2d"})
+	rec := webhookstest.NewRecorder(t, "")
+	status, store := call(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "app_retention", "client_secret": "secret_retention", "webhook_url": rec.URL() + "/webhooks"})
+	require.Equal(t, http.StatusCreated, status)
+	key := store["secret_key"].(string)
+	require.NoError(t, rec.SetSecrets(store["webhook_secret"].(string)))
+	status, ev := call(t, "POST", s.url+"/v1/webhooks/test", key, nil)
+	require.Equal(t, http.StatusAccepted, status, "%v", ev)
+	eventURL := s.url + "/v1/events/" + ev["id"].(string)
+	rec.Wait(t, 1)
+	// The attempt is recorded just after the receiver answered.
+	require.Eventually(t, func() bool {
+		_, read := call(t, "GET", eventURL, key, nil)
+		return read["delivery"].(map[string]any)["status"] == "succeeded"
+	}, time.Minute, 5*time.Millisecond)
+
+	status, _ = call(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 24 * 3600})
+	require.Equal(t, http.StatusOK, status)
+	status, read := call(t, "GET", eventURL, key, nil)
+	require.Equal(t, http.StatusOK, status, "a day later the event is kept: %v", read)
+
+	status, _ = call(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 24*3600 + 60})
+	require.Equal(t, http.StatusOK, status)
+	r := must(t, "GET", eventURL, key, nil)
+	require.Equal(t, http.StatusNotFound, r.status, "%v", r.body)
+	require.Equal(t, "event_not_found", r.code())
+}

@@ -1,0 +1,109 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// eventPurgeQuery picks the events that EventDeleteBefore deletes: a walk
+// of events_created_at from the oldest event, each joined to its delivery
+// by key, that skips the events whose delivery is pending. It reads the
+// events it returns and the few old pending ones it skips, never the
+// events that stay because they are recent.
+const eventPurgeQuery = `SELECT e.id FROM events e
+	JOIN deliveries d ON d.event_id = e.id
+	WHERE e.created_at < ? AND d.status <> 'pending'
+	ORDER BY e.created_at LIMIT ?`
+
+// Deletions of the events picked, passed as one JSON array so that every
+// batch size is one prepared statement. Attempts and deliveries first:
+// they refer to their event.
+const (
+	eventPurgeAttempts   = `DELETE FROM delivery_attempts WHERE event_id IN (SELECT value FROM json_each(?))`
+	eventPurgeDeliveries = `DELETE FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?))`
+	eventPurgeEvents     = `DELETE FROM events WHERE id IN (SELECT value FROM json_each(?))`
+)
+
+// cardSessionPurgeQuery deletes a batch of card sessions that saved no
+// card and expired before a time, on card_sessions_unused_expiry.
+const cardSessionPurgeQuery = `DELETE FROM card_sessions WHERE rowid IN (
+	SELECT rowid FROM card_sessions WHERE status <> 'completed' AND expires_at < ? ORDER BY expires_at LIMIT ?)`
+
+func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	if q.w == nil {
+		// Outside a transaction, a read on the index first: most passes
+		// find nothing, and then cost the writer nothing.
+		var id string
+		err := q.r.QueryRowContext(ctx, eventPurgeQuery, micros(before), 1).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, mapErr(err)
+		}
+	}
+	var n int64
+	err := q.write(ctx, func(w querier) error {
+		rows, err := w.QueryContext(ctx, eventPurgeQuery, micros(before), limit)
+		if err != nil {
+			return mapErr(err)
+		}
+		ids, err := collect(rows, func(row interface{ Scan(...any) error }) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		})
+		if err != nil || len(ids) == 0 {
+			n = 0
+			return mapErr(err)
+		}
+		list, err := json.Marshal(ids)
+		if err != nil {
+			return err
+		}
+		for _, del := range []string{eventPurgeAttempts, eventPurgeDeliveries} {
+			if _, err := w.ExecContext(ctx, del, list); err != nil {
+				return mapErr(err)
+			}
+		}
+		res, err := w.ExecContext(ctx, eventPurgeEvents, list)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err = res.RowsAffected()
+		return mapErr(err)
+	})
+	return int(n), err
+}
+
+func (q *queries) CardSessionDeleteExpiredBefore(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	if q.w == nil {
+		var one int
+		err := q.r.QueryRowContext(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < ? LIMIT 1`,
+			micros(before)).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, mapErr(err)
+		}
+	}
+	var n int64
+	err := q.write(ctx, func(w querier) error {
+		res, err := w.ExecContext(ctx, cardSessionPurgeQuery, micros(before), limit)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err = res.RowsAffected()
+		return mapErr(err)
+	})
+	return int(n), err
+}
