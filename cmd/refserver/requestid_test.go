@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestEveryAnswerHasARequestIDAndItsLogLinesToo: the API, the sandbox clock
-// and the 3D Secure page all answer with Request-Id, and the lines the
+// TestEveryAnswerHasARequestIDAndItsLogLinesToo: the API, /healthz,
+// /metrics, the sandbox clock and the 3D Secure page all answer with
+// Request-Id, and the lines the
 // server logs while serving one (the clock's, the payments service's
 // warning) carry the same request_id.
 func TestEveryAnswerHasARequestIDAndItsLogLinesToo(t *testing.T) {
@@ -27,6 +28,8 @@ func TestEveryAnswerHasARequestIDAndItsLogLinesToo(t *testing.T) {
 		require.Regexp(t, `^req_\w{24}$`, id, "%s answered without Request-Id", what)
 		ids[what] = id
 	}
+	check("GET /healthz", must(t, "GET", s.url+"/healthz", "", nil))
+	check("GET /metrics", must(t, "GET", s.url+"/metrics", "", nil))
 	check("GET /sandbox/clock", must(t, "GET", s.url+"/sandbox/clock", "", nil))
 	check("POST /sandbox/clock", must(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 1}))
 	check("PUT /sandbox/clock", must(t, "PUT", s.url+"/sandbox/clock", "", nil))

@@ -330,7 +330,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", svc.HealthHandler())
-	mux.Handle("GET /metrics", svc.MetricsHandler())
+	mux.Handle("GET /metrics", withRequestID(svc.MetricsHandler()))
 	if sb != nil {
 		mux.Handle("/sandbox/3ds/", withRequestID(sb.ChallengeHandler()))
 		mux.Handle("/sandbox/provider/", withRequestID(sb.APIHandler()))
