@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/statuswriter"
 	"github.com/keelpay/keelpay/internal/tracing"
 )
 
@@ -64,28 +65,6 @@ func methodLabel(method string) string {
 	return "other"
 }
 
-// statusWriter remembers the status written.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // middleware gives every request an id (the Request-Id header, and in the
 // context for the logs: see [keelpay.NewLogHandler]), turns a panic into
 // 500 internal_error with the detail only in the log, counts and times the
@@ -96,7 +75,7 @@ func (a *api) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		st := &requestState{id: keelpay.NewID(keelpay.PrefixRequest), route: routeUnmatched}
 		ctx := keelpay.ContextWithRequestID(context.WithValue(r.Context(), stateKey{}, st), st.id)
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &statuswriter.Writer{ResponseWriter: w}
 		if a.tracer != nil {
 			var span trace.Span
 			ctx, span = a.startSpan(ctx, r)
@@ -112,22 +91,22 @@ func (a *api) middleware(next http.Handler) http.Handler {
 					panic(p)
 				}
 				a.log.ErrorContext(ctx, "panic", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
-				if sw.status == 0 {
+				if sw.Status == 0 {
 					a.writeError(sw, r, keelpay.NewError(keelpay.CodeInternalError, "Internal error."))
 				}
 			}
-			if sw.status == 0 { // nothing written: net/http sends 200
-				sw.status = http.StatusOK
+			if sw.Status == 0 { // nothing written: net/http sends 200
+				sw.Status = http.StatusOK
 			}
 			method := methodLabel(r.Method)
-			code := strconv.Itoa(sw.status)
+			code := strconv.Itoa(sw.Status)
 			elapsed := time.Since(start).Seconds()
 			a.metrics.requests.WithLabelValues(method, st.route, code).Inc()
 			a.metrics.duration.WithLabelValues(method, st.route, code).Observe(elapsed)
 			attrs := []slog.Attr{
 				slog.String("method", method),
 				slog.String("route", st.route),
-				slog.Int("status", sw.status),
+				slog.Int("status", sw.Status),
 				slog.Float64("duration_seconds", elapsed),
 			}
 			if st.storeID != "" {
@@ -150,9 +129,9 @@ func (a *api) startSpan(ctx context.Context, r *http.Request) (context.Context, 
 // endSpan names the span by its route and sets what the request turned
 // out to be: route, status code, store and request id. Never the path's
 // values, the query, a header or a body.
-func (a *api) endSpan(span trace.Span, r *http.Request, sw *statusWriter, st *requestState) {
+func (a *api) endSpan(span trace.Span, r *http.Request, sw *statuswriter.Writer, st *requestState) {
 	if span.IsRecording() {
-		status := sw.status
+		status := sw.Status
 		if status == 0 {
 			status = http.StatusOK
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/statuswriter"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
@@ -201,11 +202,11 @@ func (k *Kit) HandleWebhooks(h http.Handler) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &statuswriter.Writer{ResponseWriter: w}
 		// Recorded even when h panics (net/http recovers the panic), so a
 		// waiting test sees the status it had written.
 		defer func() {
-			status := sw.status
+			status := sw.Status
 			if status == 0 {
 				status = http.StatusOK
 			}
@@ -236,29 +237,6 @@ func (h Handled) Event() (webhooks.Event, error) {
 	err := json.Unmarshal(h.Body, &e)
 	return e, err
 }
-
-// statusWriter remembers the status a handler writes.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // RequireHandled waits until the store's own handler ([Kit.HandleWebhooks])
 // has returned from a delivery of an event of type typ about objectID (a
