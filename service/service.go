@@ -19,6 +19,7 @@ import (
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/internal/tracing"
+	"github.com/keelpay/keelpay/internal/tracing/traced"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/refunds"
@@ -58,8 +59,8 @@ func New(cfg Config) (*Service, error) {
 	// wrapped in spans; without one they are the ones given.
 	untraced := cfg
 	tracer := tracing.Tracer(cfg.TracerProvider)
-	cfg.Storage = tracing.Storage(cfg.Storage, tracer)
-	cfg.Provider = tracing.Provider(cfg.Provider, tracer)
+	cfg.Storage = traced.Storage(cfg.Storage, tracer)
+	cfg.Provider = traced.Provider(cfg.Provider, tracer)
 	s := &Service{cfg: cfg, tracer: tracing.OrNoop(cfg.TracerProvider).Tracer(tracing.ScopeName)}
 	s.subs = newSubscribers(cfg.SubscriptionBuffer, cfg.Logger)
 	d := cfg.Dispatcher

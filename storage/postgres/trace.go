@@ -10,8 +10,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/keelpay/keelpay/internal/tracing"
+	"github.com/keelpay/keelpay"
 )
 
 // pgxTracer makes a client span of each statement ("postgres SELECT"),
@@ -31,13 +32,14 @@ var (
 )
 
 // newPgxTracer returns the tracer of tp for a pool, or nil (no hooks at
-// all) without a TracerProvider.
+// all) without a TracerProvider or with the no-op one. Its instrumentation
+// scope is this package.
 func newPgxTracer(tp trace.TracerProvider) pgx.QueryTracer {
-	tr := tracing.Tracer(tp)
-	if tr == nil {
+	if _, isNoop := tp.(noop.TracerProvider); tp == nil || isNoop {
 		return nil
 	}
-	return pgxTracer{tracer: tr}
+	return pgxTracer{tracer: tp.Tracer("github.com/keelpay/keelpay/storage/postgres",
+		trace.WithInstrumentationVersion(keelpay.Version))}
 }
 
 var dbSystem = attribute.String("db.system.name", "postgresql")

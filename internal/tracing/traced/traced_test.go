@@ -1,4 +1,4 @@
-package tracing_test
+package traced_test
 
 import (
 	"go/ast"
@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/keelpay/keelpay/internal/tracing"
+	"github.com/keelpay/keelpay/internal/tracing/traced"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -47,18 +48,18 @@ func TestWrappersOnlyWithATracer(t *testing.T) {
 	require.NotNil(t, tr)
 
 	var db storage.Storage = watching{}
-	require.Equal(t, db, tracing.Storage(db, nil))
-	traced := tracing.Storage(db, tr)
-	require.NotEqual(t, db, traced)
-	w, ok := traced.(storage.StoreWatcher)
+	require.Equal(t, db, traced.Storage(db, nil))
+	wrapped := traced.Storage(db, tr)
+	require.NotEqual(t, db, wrapped)
+	w, ok := wrapped.(storage.StoreWatcher)
 	require.True(t, ok, "the wrapper hides StoreWatcher")
 	epoch, ok := w.StoreEpoch()
 	require.Equal(t, uint64(7), epoch)
 	require.True(t, ok)
 	type plain struct{ storage.Storage }
-	_, ok = tracing.Storage(plain{}, tr).(storage.StoreWatcher)
+	_, ok = traced.Storage(plain{}, tr).(storage.StoreWatcher)
 	require.False(t, ok, "the wrapper claims StoreWatcher for a storage without it")
 
 	var p provider.Provider
-	require.Nil(t, tracing.Provider(p, nil))
+	require.Nil(t, traced.Provider(p, nil))
 }

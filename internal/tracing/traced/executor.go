@@ -3,7 +3,7 @@
 // package storage (a method missing here is still served, untraced, by
 // the embedded Executor).
 
-package tracing
+package traced
 
 import (
 	"context"

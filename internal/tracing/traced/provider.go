@@ -1,4 +1,4 @@
-package tracing
+package traced
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/keelpay/keelpay/internal/tracing"
 	"github.com/keelpay/keelpay/provider"
 )
 
@@ -34,7 +35,7 @@ type tracedProvider struct {
 func (t tracedProvider) start(ctx context.Context, name, attemptID string) (context.Context, trace.Span) {
 	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
 	if attemptID != "" && span.IsRecording() {
-		span.SetAttributes(attribute.String(AttrAttemptID, attemptID))
+		span.SetAttributes(attribute.String(tracing.AttrAttemptID, attemptID))
 	}
 	return ctx, span
 }
@@ -46,7 +47,7 @@ func endProvider(span trace.Span, status string, err error) {
 		switch {
 		case err == nil:
 			if status != "" {
-				span.SetAttributes(attribute.String(AttrOutcome, status))
+				span.SetAttributes(attribute.String(tracing.AttrOutcome, status))
 			}
 		default:
 			kind := "error"
@@ -61,7 +62,7 @@ func endProvider(span trace.Span, status string, err error) {
 			case errors.Is(err, context.Canceled):
 				kind = "canceled"
 			}
-			span.SetAttributes(attribute.String(AttrOutcome, kind))
+			span.SetAttributes(attribute.String(tracing.AttrOutcome, kind))
 			span.SetStatus(codes.Error, kind)
 		}
 	}

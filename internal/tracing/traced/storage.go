@@ -1,4 +1,4 @@
-package tracing
+package traced
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/keelpay/keelpay/internal/tracing"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -69,7 +70,7 @@ func endStorage(span trace.Span, err error) {
 	if err != nil && span.IsRecording() {
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
-			span.SetAttributes(attribute.String(AttrOutcome, "not_found"))
+			span.SetAttributes(attribute.String(tracing.AttrOutcome, "not_found"))
 		case errors.Is(err, storage.ErrDuplicate):
 			span.SetStatus(codes.Error, "duplicate")
 		case errors.Is(err, storage.ErrConflict):
