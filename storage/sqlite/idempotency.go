@@ -159,17 +159,8 @@ func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToke
 }
 
 func (q *queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	if q.w == nil {
-		// Outside a transaction, a read on the index first: most sweeps
-		// find nothing, and then cost the writer nothing.
-		var one int
-		err := q.r.QueryRowContext(ctx, `SELECT 1 FROM idempotency_keys WHERE expires_at <= ? LIMIT 1`, micros(now)).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, mapErr(err)
-		}
+	if due, err := q.anyDue(ctx, `SELECT 1 FROM idempotency_keys WHERE expires_at <= ? LIMIT 1`, micros(now)); !due {
+		return 0, err
 	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
@@ -211,4 +202,23 @@ func (q *queries) scanIdempotency(row scanner) (*storage.IdempotencyRecord, erro
 		}
 	}
 	return r, nil
+}
+
+// anyDue reports whether query, a read that selects at most one row,
+// finds one. Outside a transaction it is read on a reader first, so that a
+// sweep that finds nothing (most of them) costs the writer nothing; inside
+// one it reports true, and the sweep's own statements decide.
+func (q *queries) anyDue(ctx context.Context, query string, args ...any) (bool, error) {
+	if q.w != nil {
+		return true, nil
+	}
+	var one any
+	err := q.r.QueryRowContext(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, mapErr(err)
+	}
+	return true, nil
 }

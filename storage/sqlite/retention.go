@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"time"
 )
 
@@ -36,17 +34,8 @@ func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit
 	if limit <= 0 {
 		return 0, nil
 	}
-	if q.w == nil {
-		// Outside a transaction, a read on the index first: most passes
-		// find nothing, and then cost the writer nothing.
-		var id string
-		err := q.r.QueryRowContext(ctx, eventPurgeQuery, micros(before), 1).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, mapErr(err)
-		}
+	if due, err := q.anyDue(ctx, eventPurgeQuery, micros(before), 1); !due {
+		return 0, err
 	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
@@ -85,16 +74,9 @@ func (q *queries) CardSessionDeleteExpiredBefore(ctx context.Context, before tim
 	if limit <= 0 {
 		return 0, nil
 	}
-	if q.w == nil {
-		var one int
-		err := q.r.QueryRowContext(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < ? LIMIT 1`,
-			micros(before)).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, mapErr(err)
-		}
+	if due, err := q.anyDue(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < ? LIMIT 1`,
+		micros(before)); !due {
+		return 0, err
 	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
