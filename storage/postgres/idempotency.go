@@ -172,17 +172,8 @@ func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToke
 }
 
 func (q *queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	if !q.inTx {
-		// Outside a transaction, a read on the index first: most sweeps
-		// find nothing, and then write nothing.
-		var one int
-		err := q.q.QueryRow(ctx, `SELECT 1 FROM idempotency_keys WHERE expires_at <= $1 LIMIT 1`, ts(now)).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, mapErr(err)
-		}
+	if due, err := q.anyDue(ctx, `SELECT 1 FROM idempotency_keys WHERE expires_at <= $1 LIMIT 1`, ts(now)); !due {
+		return 0, err
 	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
@@ -220,4 +211,23 @@ func (q *queries) scanIdempotency(row scanner) (*storage.IdempotencyRecord, erro
 		}
 	}
 	return r, nil
+}
+
+// anyDue reports whether query, a read that selects at most one row,
+// finds one. Outside a transaction it is read first, so that a sweep that
+// finds nothing (most of them) writes nothing; inside one it reports true,
+// and the sweep's own statements decide.
+func (q *queries) anyDue(ctx context.Context, query string, args ...any) (bool, error) {
+	if q.inTx {
+		return true, nil
+	}
+	var one int
+	err := q.q.QueryRow(ctx, query, args...).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, mapErr(err)
+	}
+	return true, nil
 }

@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // eventPurgeQuery picks the events that EventDeleteBefore deletes: a walk
@@ -45,18 +42,9 @@ func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit
 	if limit <= 0 {
 		return 0, nil
 	}
-	if !q.inTx {
-		// Outside a transaction, a read on the index first: most passes
-		// find nothing, and then write nothing.
-		var one int
-		err := q.q.QueryRow(ctx, `SELECT 1 FROM events e JOIN deliveries d ON d.event_id = e.id
-			WHERE e.created_at < $1 AND d.status <> 'pending' ORDER BY e.created_at LIMIT 1`, ts(before)).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, mapErr(err)
-		}
+	if due, err := q.anyDue(ctx, `SELECT 1 FROM events e JOIN deliveries d ON d.event_id = e.id
+		WHERE e.created_at < $1 AND d.status <> 'pending' ORDER BY e.created_at LIMIT 1`, ts(before)); !due {
+		return 0, err
 	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
@@ -71,16 +59,9 @@ func (q *queries) CardSessionDeleteExpiredBefore(ctx context.Context, before tim
 	if limit <= 0 {
 		return 0, nil
 	}
-	if !q.inTx {
-		var one int
-		err := q.q.QueryRow(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < $1 LIMIT 1`,
-			ts(before)).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, mapErr(err)
-		}
+	if due, err := q.anyDue(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < $1 LIMIT 1`,
+		ts(before)); !due {
+		return 0, err
 	}
 	var n int64
 	err := q.write(ctx, func(w querier) error {
