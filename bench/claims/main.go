@@ -23,6 +23,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
@@ -30,7 +31,8 @@ import (
 	"github.com/keelpay/keelpay/storage/storagetest"
 )
 
-const perStore = 8
+// perStore is the cap a store reaches while its receiver answers.
+const perStore = events.PerStoreDefault
 
 func main() {
 	path := flag.String("db", "claims.db", "SQLite file or postgres:// URL (a fresh database or schema)")
