@@ -71,6 +71,7 @@ type Sandbox struct {
 	// database in one transaction under mu.
 	mu            sync.Mutex
 	db            *sql.DB
+	stmts         map[string]*sql.Stmt // prepared once, see prepare
 	baseURL       string
 	notify        provider.NotifyFunc
 	apps          map[string]AppBehavior // SetApplication, by client id
@@ -96,9 +97,15 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	stmts, err := prepare(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	return &Sandbox{
 		clock:   cfg.Clock,
 		db:      db,
+		stmts:   stmts,
 		baseURL: cfg.BaseURL,
 		apps:    map[string]AppBehavior{},
 	}, nil

@@ -102,7 +102,76 @@ func openDB(ctx context.Context, path string, idle time.Duration) (*sql.DB, erro
 // mutex only.
 type tx struct {
 	*sql.Tx
-	ctx context.Context
+	ctx   context.Context
+	stmts map[string]*sql.Stmt
+}
+
+const chargeColumns = `merchant_id, attempt_id, card_token, challenge_id, deadline, made, refund_attempt_id, result`
+
+// The statements of every card, charge and refund.
+const (
+	qSaveCard = `INSERT INTO sandbox_cards (token, merchant_id, behavior, brand, last4, exp_month, exp_year)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qCard       = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`
+	qSaveCharge = `INSERT INTO sandbox_charges
+		(merchant_id, attempt_id, card_token, challenge_id, is_open, deadline, made, voided, refund_attempt_id, result)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (merchant_id, attempt_id) DO UPDATE SET
+			is_open = excluded.is_open, deadline = excluded.deadline, made = excluded.made, voided = excluded.voided,
+			refund_attempt_id = excluded.refund_attempt_id, result = excluded.result`
+	qCharge            = `SELECT ` + chargeColumns + ` FROM sandbox_charges WHERE merchant_id = ? AND attempt_id = ?`
+	qChargeByChallenge = `SELECT ` + chargeColumns + ` FROM sandbox_charges WHERE challenge_id = ?`
+	qDueCharges        = `SELECT merchant_id, attempt_id FROM sandbox_charges WHERE is_open = 1 AND deadline <= ?`
+	qDueRefunds        = `SELECT merchant_id, attempt_id FROM sandbox_refunds WHERE is_open = 1 AND deadline <= ?`
+	qSaveRefund        = `INSERT INTO sandbox_refunds (merchant_id, attempt_id, is_open, deadline, paid, result)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (merchant_id, attempt_id) DO UPDATE SET
+			is_open = excluded.is_open, deadline = excluded.deadline, paid = excluded.paid, result = excluded.result`
+	qRefund = `SELECT deadline, paid, result FROM sandbox_refunds WHERE merchant_id = ? AND attempt_id = ?`
+)
+
+// prepare prepares the statements above once. modernc's driver otherwise
+// parses and plans a statement again at every execution: about a third of
+// the sandbox's CPU under a payments load. A statement is re-prepared by
+// database/sql when the connection it was prepared on has been closed
+// (after idle).
+func prepare(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt, error) {
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range []string{qSaveCard, qCard, qSaveCharge, qCharge, qChargeByChallenge, qDueCharges, qDueRefunds, qSaveRefund, qRefund} {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			for _, st := range stmts {
+				st.Close()
+			}
+			return nil, err
+		}
+		stmts[q] = st
+	}
+	return stmts, nil
+}
+
+// ExecContext, QueryContext and QueryRowContext run a prepared statement
+// when query is one, and the query text otherwise.
+
+func (t tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.stmts[query]; st != nil {
+		return t.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
+}
+
+func (t tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmts[query]; st != nil {
+		return t.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+func (t tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.stmts[query]; st != nil {
+		return t.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, query, args...)
 }
 
 // inTx runs f in a transaction and commits it; the answer f produced is
@@ -118,7 +187,7 @@ func (s *Sandbox) inTx(f func(t tx) error) error {
 		return storageError(err)
 	}
 	defer sqlTx.Rollback() //nolint:errcheck // a no-op after Commit
-	if err := f(tx{Tx: sqlTx, ctx: ctx}); err != nil {
+	if err := f(tx{Tx: sqlTx, ctx: ctx, stmts: s.stmts}); err != nil {
 		var dbErr *dbError
 		if errors.As(err, &dbErr) {
 			return storageError(dbErr.err)
@@ -172,8 +241,7 @@ func fromNanos(n int64) time.Time {
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 func (t tx) saveCard(c *card) error {
-	_, err := t.ExecContext(t.ctx, `INSERT INTO sandbox_cards (token, merchant_id, behavior, brand, last4, exp_month, exp_year)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.ExecContext(t.ctx, qSaveCard,
 		c.saved.Token, c.merchantID, string(c.behavior), c.saved.Brand, c.saved.Last4, c.saved.ExpMonth, c.saved.ExpYear)
 	return dbErr(err)
 }
@@ -182,7 +250,7 @@ func (t tx) saveCard(c *card) error {
 func (t tx) card(token string) (*card, error) {
 	c := &card{saved: provider.SavedCard{Token: token}}
 	var b string
-	err := t.QueryRowContext(t.ctx, `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`, token).
+	err := t.QueryRowContext(t.ctx, qCard, token).
 		Scan(&c.merchantID, &b, &c.saved.Brand, &c.saved.Last4, &c.saved.ExpMonth, &c.saved.ExpYear)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -203,28 +271,20 @@ func (t tx) saveCharge(c *charge) error {
 		token = c.card.saved.Token
 	}
 	open := c.res.Status == provider.ChargePending || c.res.Status == provider.ChargeRequiresAction
-	_, err = t.ExecContext(t.ctx, `INSERT INTO sandbox_charges
-		(merchant_id, attempt_id, card_token, challenge_id, is_open, deadline, made, voided, refund_attempt_id, result)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (merchant_id, attempt_id) DO UPDATE SET
-			is_open = excluded.is_open, deadline = excluded.deadline, made = excluded.made, voided = excluded.voided,
-			refund_attempt_id = excluded.refund_attempt_id, result = excluded.result`,
+	_, err = t.ExecContext(t.ctx, qSaveCharge,
 		c.key.merchantID, c.key.attemptID, nullString(token), nullString(c.challengeID), boolInt(open),
 		nanos(c.deadline), c.made, boolInt(c.res.Voided), nullString(c.refundAttemptID), string(body))
 	return dbErr(err)
 }
 
-const chargeColumns = `merchant_id, attempt_id, card_token, challenge_id, deadline, made, refund_attempt_id, result`
-
 // charge returns the charge of key, or nil.
 func (t tx) charge(key attempt) (*charge, error) {
-	return t.scanCharge(t.QueryRowContext(t.ctx, `SELECT `+chargeColumns+` FROM sandbox_charges WHERE merchant_id = ? AND attempt_id = ?`,
-		key.merchantID, key.attemptID))
+	return t.scanCharge(t.QueryRowContext(t.ctx, qCharge, key.merchantID, key.attemptID))
 }
 
 // chargeByChallenge returns the charge of a 3D Secure challenge, or nil.
 func (t tx) chargeByChallenge(id string) (*charge, error) {
-	return t.scanCharge(t.QueryRowContext(t.ctx, `SELECT `+chargeColumns+` FROM sandbox_charges WHERE challenge_id = ?`, id))
+	return t.scanCharge(t.QueryRowContext(t.ctx, qChargeByChallenge, id))
 }
 
 func (t tx) scanCharge(row interface{ Scan(...any) error }) (*charge, error) {
@@ -255,11 +315,11 @@ func (t tx) scanCharge(row interface{ Scan(...any) error }) (*charge, error) {
 // dueCharges returns the keys of the charges whose pending outcome or open
 // challenge is due at now.
 func (t tx) dueCharges(now time.Time) ([]attempt, error) {
-	return t.keys(`SELECT merchant_id, attempt_id FROM sandbox_charges WHERE is_open = 1 AND deadline <= ?`, now.UnixNano())
+	return t.keys(qDueCharges, now.UnixNano())
 }
 
 func (t tx) dueRefunds(now time.Time) ([]attempt, error) {
-	return t.keys(`SELECT merchant_id, attempt_id FROM sandbox_refunds WHERE is_open = 1 AND deadline <= ?`, now.UnixNano())
+	return t.keys(qDueRefunds, now.UnixNano())
 }
 
 func (t tx) keys(query string, args ...any) ([]attempt, error) {
@@ -284,10 +344,7 @@ func (t tx) saveRefund(rf *refund) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.ExecContext(t.ctx, `INSERT INTO sandbox_refunds (merchant_id, attempt_id, is_open, deadline, paid, result)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (merchant_id, attempt_id) DO UPDATE SET
-			is_open = excluded.is_open, deadline = excluded.deadline, paid = excluded.paid, result = excluded.result`,
+	_, err = t.ExecContext(t.ctx, qSaveRefund,
 		rf.key.merchantID, rf.key.attemptID, boolInt(rf.res.Status == provider.RefundPending), nanos(rf.deadline), rf.paid, string(body))
 	return dbErr(err)
 }
@@ -297,8 +354,7 @@ func (t tx) refund(key attempt) (*refund, error) {
 	rf := &refund{key: key}
 	var deadline int64
 	var body string
-	err := t.QueryRowContext(t.ctx, `SELECT deadline, paid, result FROM sandbox_refunds WHERE merchant_id = ? AND attempt_id = ?`,
-		key.merchantID, key.attemptID).Scan(&deadline, &rf.paid, &body)
+	err := t.QueryRowContext(t.ctx, qRefund, key.merchantID, key.attemptID).Scan(&deadline, &rf.paid, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
