@@ -51,7 +51,7 @@ func Example() {
 	defer receiver.Close()
 
 	sb := sandbox.New(sandbox.Config{})
-	setup, err := stores.New(stores.Config{AllowInsecureWebhooks: true, Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+	setup, err := mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Provider: sb, Storage: db})).Setup(ctx, stores.SetupParams{
 		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: receiver.URL + "/webhooks",
 	})
 	if err != nil {
@@ -67,7 +67,7 @@ func Example() {
 		received = append(received, e.Type)
 	}, webhooks.WithDone(func() { done <- struct{}{} }))
 
-	pay := payments.New(payments.Config{Provider: sb, Storage: db})
+	pay := mustNew(payments.New(payments.Config{Provider: sb, Storage: db}))
 	pi, err := pay.CreateIntent(ctx, store, payments.IntentParams{
 		Amount: 2500, Currency: "EUR",
 		Customer: keelpay.Customer{ID: "cus_1", Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+358401234567"},
@@ -84,7 +84,7 @@ func Example() {
 
 	// A program runs dispatcher.Run in the background; RunOnce delivers
 	// what is due now.
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: slog.New(slog.DiscardHandler), Storage: db})
+	dispatcher := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: slog.New(slog.DiscardHandler), Storage: db}))
 	n, err := dispatcher.RunOnce(ctx)
 	if err != nil {
 		panic(err)
@@ -92,7 +92,7 @@ func Example() {
 	<-done
 	fmt.Println("attempts:", n, "received:", received)
 
-	evs := events.NewService(events.Config{Dispatcher: dispatcher, Storage: db})
+	evs := mustNew(events.New(events.Config{Dispatcher: dispatcher, Storage: db}))
 	list, hasMore, err := evs.List(ctx, events.ListParams{StoreID: store.ID, Limit: 10})
 	if err != nil {
 		panic(err)

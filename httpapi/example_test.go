@@ -49,16 +49,16 @@ func Example() {
 	logger := slog.New(slog.DiscardHandler)
 	metrics := prometheus.NewRegistry()
 	prov := sandbox.New(sandbox.Config{Clock: clock})
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{Clock: clock, Logger: logger, Storage: db})
+	dispatcher := mustNew(events.NewDispatcher(events.DispatcherConfig{Clock: clock, Logger: logger, Storage: db}))
 	api, err := httpapi.New(httpapi.Config{
 		Clock:    clock,
-		Events:   events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}),
+		Events:   mustNew(events.New(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})),
 		Logger:   logger,
 		Metrics:  metrics,
-		Payments: payments.New(payments.Config{Clock: clock, Logger: logger, Provider: prov, Storage: db}),
-		Refunds:  refunds.New(refunds.Config{Clock: clock, Logger: logger, Provider: prov, Storage: db}),
+		Payments: mustNew(payments.New(payments.Config{Clock: clock, Logger: logger, Provider: prov, Storage: db})),
+		Refunds:  mustNew(refunds.New(refunds.Config{Clock: clock, Logger: logger, Provider: prov, Storage: db})),
 		Storage:  db,
-		Stores:   stores.New(stores.Config{Clock: clock, Provider: prov, Storage: db}),
+		Stores:   mustNew(stores.New(stores.Config{Clock: clock, Provider: prov, Storage: db})),
 	})
 	if err != nil {
 		panic(err)

@@ -33,14 +33,14 @@ func Example_savedCard() {
 	}
 	defer db.Close()
 	sb := sandbox.New(sandbox.Config{})
-	setup, err := stores.New(stores.Config{Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+	setup, err := mustNew(stores.New(stores.Config{Provider: sb, Storage: db})).Setup(ctx, stores.SetupParams{
 		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: "https://shop.example/hooks",
 	})
 	if err != nil {
 		panic(err)
 	}
 	store := setup.Store
-	pay := payments.New(payments.Config{Provider: sb, Storage: db})
+	pay := mustNew(payments.New(payments.Config{Provider: sb, Storage: db}))
 	ada := keelpay.Customer{ID: "cus_1", Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+358401234567"}
 
 	cs, err := pay.CreateCardSession(ctx, store, payments.CardSessionParams{

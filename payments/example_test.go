@@ -30,14 +30,14 @@ func Example() {
 	defer db.Close()
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
-	setup, err := stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+	setup, err := mustNew(stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db})).Setup(ctx, stores.SetupParams{
 		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: "https://shop.example/hooks",
 	})
 	if err != nil {
 		panic(err)
 	}
 	store := setup.Store
-	pay := payments.New(payments.Config{Clock: clock, Provider: sb, Storage: db})
+	pay := mustNew(payments.New(payments.Config{Clock: clock, Provider: sb, Storage: db}))
 
 	pi, err := pay.CreateIntent(ctx, store, payments.IntentParams{
 		Amount: 1999, Currency: "eur",

@@ -35,15 +35,15 @@ func Example() {
 	}
 	defer db.Close()
 	sb := sandbox.New(sandbox.Config{})
-	setup, err := stores.New(stores.Config{Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+	setup, err := mustNew(stores.New(stores.Config{Provider: sb, Storage: db})).Setup(ctx, stores.SetupParams{
 		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: "https://shop.example/hooks",
 	})
 	if err != nil {
 		panic(err)
 	}
 	store := setup.Store
-	pay := payments.New(payments.Config{Provider: sb, Storage: db})
-	ref := refunds.New(refunds.Config{Provider: sb, Storage: db})
+	pay := mustNew(payments.New(payments.Config{Provider: sb, Storage: db}))
+	ref := mustNew(refunds.New(refunds.Config{Provider: sb, Storage: db}))
 
 	pi, err := pay.CreateIntent(ctx, store, payments.IntentParams{
 		Amount: 4200, Currency: "EUR",

@@ -2,6 +2,7 @@ package stores
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -52,7 +53,7 @@ type Config struct {
 	// turns it on.
 	AllowInsecureWebhooks bool
 	// CallTimeout bounds the provider's check of an application. Default
-	// 30 seconds.
+	// provider.CallTimeoutDefault.
 	CallTimeout time.Duration
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
@@ -79,20 +80,44 @@ type Service struct {
 	byPublishable *keyCache[string]
 }
 
-// New returns a Service.
-func New(cfg Config) *Service {
-	if cfg.Clock == nil {
-		cfg.Clock = keelpay.SystemClock{}
+// WithDefaults returns a copy of c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
+	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
+	c.KeyCacheSize = cmp.Or(c.KeyCacheSize, KeyCacheSizeDefault)
+	return c
+}
+
+// Validate reports every missing or out-of-range field of c (after
+// defaults), each naming its field.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs []error
+	if c.Provider == nil {
+		errs = append(errs, errors.New("stores: Config.Provider is required"))
 	}
-	if cfg.KeyCacheSize == 0 {
-		cfg.KeyCacheSize = KeyCacheSizeDefault
+	if c.Storage == nil {
+		errs = append(errs, errors.New("stores: Config.Storage is required"))
 	}
+	if c.CallTimeout < 0 {
+		errs = append(errs, fmt.Errorf("stores: Config.CallTimeout is %v; it must be positive", c.CallTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// New validates cfg, fills in its defaults and returns a Service. The
+// error names every missing or out-of-range field.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
 	s := &Service{cfg: cfg}
 	if w, ok := cfg.Storage.(storage.StoreWatcher); ok && cfg.KeyCacheSize > 0 {
 		s.bySecret = newKeyCache[[sha256.Size]byte](w, cfg.KeyCacheSize)
 		s.byPublishable = newKeyCache[string](w, cfg.KeyCacheSize)
 	}
-	return s
+	return s, nil
 }
 
 // SetupParams is the request of a setup.

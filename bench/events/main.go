@@ -142,7 +142,11 @@ func setupStore(ctx context.Context, db storage.Storage) (*keelpay.Store, string
 		log.Fatal(err)
 	}
 	defer sb.Close()
-	res, err := stores.New(stores.Config{Storage: db, Provider: sb, AllowInsecureWebhooks: true}).Setup(ctx, stores.SetupParams{
+	st, err := stores.New(stores.Config{Storage: db, Provider: sb, AllowInsecureWebhooks: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := st.Setup(ctx, stores.SetupParams{
 		ClientID: "app_bench_events", ClientSecret: "secret_bench_events", WebhookURL: "http://127.0.0.1:9/hooks",
 	})
 	if err != nil {
@@ -217,7 +221,7 @@ func (g *generator) row(i int) row {
 		pi.SucceededAt = at
 		obj = payments.NewIntentObject(pi, false)
 	}
-	e, err := events.New(g.store.ID, typ, obj, at)
+	e, err := events.NewEvent(g.store.ID, typ, obj, at)
 	if err != nil {
 		log.Fatal(err)
 	}
