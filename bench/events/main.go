@@ -9,7 +9,7 @@
 // secret and secret key hash are what POST /v1/setup writes); a SQLite
 // database gets its key file beside it (<db>.key) as the reference server
 // makes it, so `refserver -db <db>` opens it as it is. Each event's body is
-// the envelope the services build (events.New over the public form of a
+// the envelope the services build (events.NewEvent over the public form of a
 // card, a payment intent or a refund, as the services emit them), about
 // 370 to 820 bytes; its delivery is what the dispatcher records after an
 // attempt the receiver accepted (or, for 1 in 1,000, after the last of
