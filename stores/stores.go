@@ -114,8 +114,8 @@ func New(cfg Config) (*Service, error) {
 	cfg = cfg.WithDefaults()
 	s := &Service{cfg: cfg}
 	if w, ok := cfg.Storage.(storage.StoreWatcher); ok && cfg.KeyCacheSize > 0 {
-		s.bySecret = newKeyCache[[sha256.Size]byte](w, cfg.KeyCacheSize)
-		s.byPublishable = newKeyCache[string](w, cfg.KeyCacheSize)
+		s.bySecret = newKeyCache(w, cfg.KeyCacheSize, func(sum [sha256.Size]byte) string { return string(sum[:]) })
+		s.byPublishable = newKeyCache(w, cfg.KeyCacheSize, func(key string) string { return key })
 	}
 	return s, nil
 }
@@ -419,23 +419,19 @@ func (s *Service) Authenticate(ctx context.Context, secretKey string) (*keelpay.
 		return nil, ErrInvalidAPIKey()
 	}
 	sum := sha256.Sum256([]byte(secretKey))
-	st, epoch, keep := s.bySecret.get(sum)
-	if st != nil {
-		return st, nil
-	}
-	hash := bytes.Clone(sum[:])
-	st, err := s.cfg.Storage.StoreGetBySecretKeyHash(ctx, hash)
+	st, err := s.bySecret.load(ctx, sum, func(ctx context.Context) (*keelpay.Store, error) {
+		hash := bytes.Clone(sum[:])
+		st, err := s.cfg.Storage.StoreGetBySecretKeyHash(ctx, hash)
+		if err == nil && subtle.ConstantTimeCompare(st.SecretKeyHash, hash) != 1 {
+			return nil, storage.ErrNotFound
+		}
+		return st, err
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, ErrInvalidAPIKey()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
-	}
-	if subtle.ConstantTimeCompare(st.SecretKeyHash, hash) != 1 {
-		return nil, ErrInvalidAPIKey()
-	}
-	if keep {
-		s.bySecret.put(sum, epoch, st)
 	}
 	return st, nil
 }
@@ -447,19 +443,14 @@ func (s *Service) AuthenticatePublishable(ctx context.Context, key string) (*kee
 	if !keelpay.ValidID(keelpay.PrefixPublishableKey, key) {
 		return nil, ErrInvalidAPIKey()
 	}
-	st, epoch, keep := s.byPublishable.get(key)
-	if st != nil {
-		return st, nil
-	}
-	st, err := s.cfg.Storage.StoreGetByPublishableKey(ctx, key)
+	st, err := s.byPublishable.load(ctx, key, func(ctx context.Context) (*keelpay.Store, error) {
+		return s.cfg.Storage.StoreGetByPublishableKey(ctx, key)
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, ErrInvalidAPIKey()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
-	}
-	if keep {
-		s.byPublishable.put(key, epoch, st)
 	}
 	return st, nil
 }
