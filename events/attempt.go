@@ -63,12 +63,19 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 		return storage.DeliveryResult{}, false
 	}
 	res := d.result(job, started, status, failure, body, took)
+	d.report(ctx, span, job, res.Delivery.Attempts, status, failure, took, err)
+	return res, true
+}
+
+// report tells of a finished attempt: on its span, in the metrics and in
+// the log, with ids and the outcome only.
+func (d *Dispatcher) report(ctx context.Context, span trace.Span, job *storage.DeliveryJob, attempt, status int, failure keelpay.DeliveryFailure, took time.Duration, err error) {
 	outcome := string(failure)
 	if failure == "" {
 		outcome = "succeeded"
 	}
 	if span != nil && span.IsRecording() {
-		span.SetAttributes(attemptAttrs(job, res.Delivery.Attempts, outcome, status)...)
+		span.SetAttributes(attemptAttrs(job, attempt, outcome, status)...)
 		if failure != "" {
 			span.SetStatus(codes.Error, outcome)
 		}
@@ -85,13 +92,12 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	}
 	attrs := []slog.Attr{
 		slog.String("event_id", job.EventID), slog.String("store_id", job.StoreID),
-		slog.Int("attempt", res.Delivery.Attempts), slog.String("outcome", outcome), slog.Int("status_code", status),
+		slog.Int("attempt", attempt), slog.String("outcome", outcome), slog.Int("status_code", status),
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", redact(err)))
 	}
 	d.cfg.Logger.LogAttrs(ctx, level, "webhook attempt", attrs...)
-	return res, true
 }
 
 // attemptAttrs are the attributes of an attempt's span: ids, numbers and

@@ -53,15 +53,18 @@ type DispatcherConfig struct {
 	// addresses are refused at dial time, after DNS, so rebinding cannot
 	// get around it. The reference server's sandbox mode turns it on.
 	AllowInsecureWebhooks bool
-	// AttemptTimeout is how long a receiver has to answer (10 s, docs/webhooks.md).
+	// AttemptTimeout is how long a receiver has to answer
+	// (docs/webhooks.md). Default AttemptTimeoutDefault (10 s).
 	AttemptTimeout time.Duration
-	// ClaimBatch is the most deliveries claimed in one query.
+	// ClaimBatch is the most deliveries claimed in one query. Default
+	// ClaimBatchDefault.
 	ClaimBatch int
 	// Clock schedules attempts. Default keelpay.SystemClock. The
 	// webhook-timestamp header always uses the wall clock, so that
 	// receivers accept signatures even when the service clock was moved.
 	Clock keelpay.Clock
 	// Concurrency is the most attempts in flight in this process.
+	// Default ConcurrencyDefault.
 	Concurrency int
 	// Interceptor, when set, sees every attempt before it is made and may
 	// hold it, fail it or send it twice (the sandbox's delivery faults,
@@ -70,7 +73,8 @@ type DispatcherConfig struct {
 	Interceptor Interceptor
 	// Lease is how long a claimed delivery stays with this process; a
 	// process that dies mid-attempt loses nothing: the lease lapses and
-	// another process claims the delivery. Must exceed AttemptTimeout.
+	// another process claims the delivery. It must exceed
+	// AttemptTimeout. Default LeaseDefault (1 min).
 	Lease time.Duration
 	// Logger defaults to slog.Default(). It gets event ids, store ids and
 	// outcomes, never URLs, bodies or secrets.
@@ -81,11 +85,11 @@ type DispatcherConfig struct {
 	// process on the database, so a slow receiver cannot hold up other
 	// stores' deliveries. On PostgreSQL it is exact between claims; claims
 	// of several processes that run at the same moment do not see each
-	// other's leases and may each fill it.
+	// other's leases and may each fill it. Default PerStoreDefault.
 	PerStore int
 	// PerStoreStart is how many attempts of a store may be in flight
-	// before its receiver has shown that it answers (default 8, at most
-	// PerStore). Each success lets one more attempt of the store be in
+	// before its receiver has shown that it answers (default
+	// PerStoreStartDefault, 8; at most PerStore). Each success lets one more attempt of the store be in
 	// flight, up to PerStore; each failure or time-out halves the number,
 	// down to one. So a store whose receiver hangs or fails holds a few of
 	// the Concurrency slots, however many such stores there are, and a
@@ -95,7 +99,8 @@ type DispatcherConfig struct {
 	// process.
 	PerStoreStart int
 	// PollInterval is the longest the dispatcher sleeps when nothing is
-	// due before it looks again (Notify wakes it sooner).
+	// due before it looks again (Notify wakes it sooner). Default
+	// PollIntervalDefault (1 s).
 	PollInterval time.Duration
 	// Storage is required.
 	Storage storage.Storage
@@ -105,7 +110,9 @@ type DispatcherConfig struct {
 	// and for each round of recording and claiming ("webhook.claim").
 	// Default nil: no spans, at no cost.
 	TracerProvider trace.TracerProvider
-	// Transport, when set, replaces the default transport (tests).
+	// Transport, when set, replaces the default transport, and with it
+	// the address guard of AllowInsecureWebhooks (tests). Default: a
+	// transport that keeps the address policy.
 	Transport http.RoundTripper
 }
 
@@ -124,8 +131,9 @@ func (c DispatcherConfig) WithDefaults() DispatcherConfig {
 }
 
 // Validate reports every missing, out-of-range or contradictory field of
-// c, each naming its field.
+// c (after defaults), each naming its field.
 func (c DispatcherConfig) Validate() error {
+	c = c.WithDefaults()
 	var errs []error
 	if c.Storage == nil {
 		errs = append(errs, errors.New("events: DispatcherConfig.Storage is required"))
