@@ -75,7 +75,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 }
 
 func (env *benchEnv) event(b *testing.B) *keelpay.Event {
-	e, err := events.New(env.store.ID, keelpay.EventPaymentIntentSucceeded, map[string]any{
+	e, err := events.NewEvent(env.store.ID, keelpay.EventPaymentIntentSucceeded, map[string]any{
 		"id": keelpay.NewID(keelpay.PrefixPaymentIntent), "object": "payment_intent", "status": "succeeded",
 		"amount": 1999, "currency": "EUR", "reference": "order-12345",
 	}, time.Now())
@@ -118,8 +118,9 @@ func benchmarkThroughput(b *testing.B, concurrency, perStore int) {
 		}
 	}
 	st := &countingStorage{Storage: env.db}
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: st,
-		Concurrency: concurrency, PerStore: perStore})
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: quiet, Storage: st,
+		Concurrency: concurrency, PerStore: perStore}))
+
 	b.ReportAllocs()
 	b.ResetTimer()
 	runCtx, cancel := context.WithCancel(ctx)
@@ -180,7 +181,7 @@ func (c *countingStorage) DeliveryRecord(ctx context.Context, results []storage.
 func BenchmarkDispatcherLatency(b *testing.B) {
 	env := newBenchEnv(b)
 	ctx := context.Background()
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: env.db})
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: quiet, Storage: env.db}))
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() { done <- d.Run(runCtx) }()

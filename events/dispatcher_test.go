@@ -173,8 +173,9 @@ func TestDispatcherSlowStoreHoldsOnlyItsCap(t *testing.T) {
 		// The default limits, with a store starting at its cap (no store
 		// is throttled here: the held receiver never answers); attempts
 		// may wait on the held receiver for as long as the test takes.
-		d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: db,
-			AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute, PerStoreStart: events.PerStoreDefault})
+		d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: quiet, Storage: db,
+			AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute, PerStoreStart: events.PerStoreDefault}))
+
 		stop := runDispatcher(t, d)
 		t.Cleanup(slow.open) // before stop, should the test fail
 
@@ -208,8 +209,9 @@ func TestDispatcherRecordsAttemptsUnderWayBeforeStopping(t *testing.T) {
 	forEachStorage(t, func(t *testing.T, db storage.Storage) {
 		rc, store := newReceiver(t, db, true)
 		ids := insertEvents(t, db, store, 5, time.Now().UTC())
-		d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: db,
-			AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute})
+		d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: quiet, Storage: db,
+			AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute}))
+
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Run(ctx) }()

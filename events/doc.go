@@ -1,5 +1,5 @@
 // Package events reports changes to stores: it builds event envelopes
-// ([New]), delivers them with the [Dispatcher], and reads them back
+// ([NewEvent]), delivers them with the [Dispatcher], and reads them back
 // ([Service]).
 //
 // An event is written by the storage transaction of the change it reports,

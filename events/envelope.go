@@ -7,12 +7,12 @@ import (
 	"github.com/keelpay/keelpay/internal/outbox"
 )
 
-// New builds an event of a store about object, serialising its envelope
+// NewEvent builds an event of a store about object, serialising its envelope
 // once: those bytes are stored and sent unchanged on every attempt. object
 // must already be the public form of the object (see package doc): no
 // personal data. Insert the event with storage's EventInsert in the
 // transaction of the change it reports. The services write their events
 // through the same envelope.
-func New(storeID string, typ keelpay.EventType, object any, now time.Time) (*keelpay.Event, error) {
+func NewEvent(storeID string, typ keelpay.EventType, object any, now time.Time) (*keelpay.Event, error) {
 	return outbox.Event(storeID, typ, object, now)
 }

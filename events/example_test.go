@@ -12,9 +12,10 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
-	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
 	"github.com/keelpay/keelpay/webhooks"
@@ -27,13 +28,7 @@ func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "keelpay-example")
 	defer os.RemoveAll(dir)
-	// Secrets are sealed at rest under a key kept beside the database
-	// (back it up apart from it; see docs/security.md).
-	kr, _, err := keyring.ReadOrCreateFile(filepath.Join(dir, "keelpay.db.key"), "k1")
-	if err != nil {
-		panic(err)
-	}
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: filepath.Join(dir, "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(dir, "keelpay.db")})
 	if err != nil {
 		panic(err)
 	}
@@ -50,8 +45,16 @@ func Example() {
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	defer receiver.Close()
 
-	sb := sandbox.New(sandbox.Config{})
-	setup, err := stores.New(stores.Config{AllowInsecureWebhooks: true, Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+	svc, err := service.New(service.Config{
+		AllowInsecureWebhooks: true, // the receiver is on loopback
+		Logger:                slog.New(slog.DiscardHandler),
+		Provider:              sandbox.New(sandbox.Config{}),
+		Storage:               db,
+	})
+	if err != nil {
+		panic(err)
+	}
+	setup, err := svc.Stores().Setup(ctx, stores.SetupParams{
 		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: receiver.URL + "/webhooks",
 	})
 	if err != nil {
@@ -67,7 +70,7 @@ func Example() {
 		received = append(received, e.Type)
 	}, webhooks.WithDone(func() { done <- struct{}{} }))
 
-	pay := payments.New(payments.Config{Provider: sb, Storage: db})
+	pay := svc.Payments()
 	pi, err := pay.CreateIntent(ctx, store, payments.IntentParams{
 		Amount: 2500, Currency: "EUR",
 		Customer: keelpay.Customer{ID: "cus_1", Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+358401234567"},
@@ -82,18 +85,16 @@ func Example() {
 		panic(err)
 	}
 
-	// A program runs dispatcher.Run in the background; RunOnce delivers
-	// what is due now.
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: slog.New(slog.DiscardHandler), Storage: db})
-	n, err := dispatcher.RunOnce(ctx)
+	// A program's svc.Start runs the dispatcher in the background;
+	// RunOnce delivers what is due now.
+	n, err := svc.Dispatcher().RunOnce(ctx)
 	if err != nil {
 		panic(err)
 	}
 	<-done
 	fmt.Println("attempts:", n, "received:", received)
 
-	evs := events.NewService(events.Config{Dispatcher: dispatcher, Storage: db})
-	list, hasMore, err := evs.List(ctx, events.ListParams{StoreID: store.ID, Limit: 10})
+	list, hasMore, err := svc.Events().List(ctx, events.ListParams{StoreID: store.ID, Limit: 10})
 	if err != nil {
 		panic(err)
 	}

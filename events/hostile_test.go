@@ -198,8 +198,9 @@ func testHostileReceivers(t *testing.T, db storage.Storage) {
 
 	const timeout = 4 * time.Second
 	reg := prometheus.NewRegistry()
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: db, Clock: clock,
-		AttemptTimeout: timeout, Metrics: reg})
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: quiet, Storage: db, Clock: clock,
+		AttemptTimeout: timeout, Metrics: reg}))
+
 	stop := runDispatcher(t, d)
 
 	// E's events arrive one every 50 ms for 5 s: past the first time-outs

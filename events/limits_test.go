@@ -64,8 +64,9 @@ func TestDispatcherStoreGrowsToItsCapWithSuccesses(t *testing.T) {
 	require.NoError(t, db.StoreInsert(t.Context(), store))
 	insertEvents(t, db, store, 400, time.Now().UTC())
 
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Logger: quiet, Storage: db,
-		AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute})
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: quiet, Storage: db,
+		AttemptTimeout: 5 * time.Minute, Lease: 10 * time.Minute}))
+
 	stop := runDispatcher(t, d)
 	answerAll := sync.OnceFunc(func() { close(m.tokens) })
 	t.Cleanup(answerAll) // before stopping, should the test fail

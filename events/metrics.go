@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,7 +15,7 @@ type dispatcherMetrics struct {
 	latency  *prometheus.HistogramVec
 }
 
-func newDispatcherMetrics(reg prometheus.Registerer, st storage.Storage, limits *storeLimits) *dispatcherMetrics {
+func newDispatcherMetrics(reg prometheus.Registerer, st storage.Storage, limits *storeLimits) (*dispatcherMetrics, error) {
 	m := &dispatcherMetrics{
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "keelpay_webhook_attempts_total",
@@ -30,8 +31,7 @@ func newDispatcherMetrics(reg prometheus.Registerer, st storage.Storage, limits 
 		Name: "keelpay_webhook_stores_throttled",
 		Help: "Stores whose receiver failed or timed out recently, held to fewer attempts in flight than a new store (this process).",
 	}, func() float64 { return float64(limits.throttled()) })
-	reg.MustRegister(m.attempts, m.latency, throttled, &deliveryCollector{st: st})
-	return m
+	return m, errors.Join(reg.Register(m.attempts), reg.Register(m.latency), reg.Register(throttled), reg.Register(&deliveryCollector{st: st}))
 }
 
 // deliveryCollector reports pending and failed deliveries from storage at

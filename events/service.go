@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +21,7 @@ const (
 	ListLimitDefault = 10
 )
 
-// Config configures a Service.
+// Config configures a Service. Fields are in alphabetical order.
 type Config struct {
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
@@ -40,12 +41,32 @@ type Service struct {
 	outbox *outbox.Outbox
 }
 
-// NewService returns a Service.
-func NewService(cfg Config) *Service {
-	if cfg.Clock == nil {
-		cfg.Clock = keelpay.SystemClock{}
+// WithDefaults returns a copy of c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
+	return c
+}
+
+// Validate reports every missing field of c, each naming its field.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Dispatcher == nil {
+		errs = append(errs, errors.New("events: Config.Dispatcher is required"))
 	}
-	return &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed)}
+	if c.Storage == nil {
+		errs = append(errs, errors.New("events: Config.Storage is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// New validates cfg, fills in its defaults and returns a Service. The
+// error names every missing field.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	return &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed)}, nil
 }
 
 // testObject is the data.object of webhook.test (docs/api.md).
@@ -65,7 +86,7 @@ func (s *Service) SendTest(ctx context.Context, storeID string) (*keelpay.Event,
 		return nil, keelpay.NewError(keelpay.CodeRateLimited,
 			"Too many webhook tests; retry after the time in Retry-After.").WithRetryAfter(wait)
 	}
-	e, err := New(storeID, keelpay.EventWebhookTest, testObject, now)
+	e, err := NewEvent(storeID, keelpay.EventWebhookTest, testObject, now)
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,14 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/provider/sandbox"
 )
 
 func TestAttemptHistory(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	s := b.hookStore(t, "app_shop")
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, AttemptTimeout: 300 * time.Millisecond, Clock: b.clock, Storage: b.db})
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, AttemptTimeout: 300 * time.Millisecond, Clock: b.clock, Storage: b.db}))
 	e := b.insertEvent(t, s.id)
 
 	// First the receiver fails with a long answer that is not UTF-8, then
@@ -115,7 +116,7 @@ func TestDelayFaultHoldsTheFirstAttemptOnTheServiceClock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	s := b.hookStore(t, "app_shop")
-	require.NoError(t, b.dispatcher.SetFaults(s.id, events.Faults{Delay: 1, DelayBy: 2 * time.Minute}))
+	require.NoError(t, b.faults.Set(s.id, sandbox.Faults{Delay: 1, DelayBy: 2 * time.Minute}))
 	e := b.insertEvent(t, s.id)
 	require.Equal(t, 1, b.runDispatcher(t, b.dispatcher))
 	require.Empty(t, s.rec.Deliveries(), "held")
@@ -131,9 +132,9 @@ func TestDelayFaultHoldsTheFirstAttemptOnTheServiceClock(t *testing.T) {
 	require.Len(t, s.rec.Deliveries(), 1, "sent once the hold is over, and held only once")
 	require.Equal(t, "succeeded", delivery(t, b.do(t, req{method: "GET", path: "/v1/events/" + e.ID, key: s.key}))["status"])
 
-	require.Error(t, b.dispatcher.SetFaults(s.id, events.Faults{Fail: 1.5}))
-	require.NoError(t, b.dispatcher.SetFaults(s.id, events.Faults{}))
-	require.Equal(t, events.Faults{}, b.dispatcher.StoreFaults(s.id))
+	require.Error(t, b.faults.Set(s.id, sandbox.Faults{Fail: 1.5}))
+	require.NoError(t, b.faults.Set(s.id, sandbox.Faults{}))
+	require.Equal(t, sandbox.Faults{}, b.faults.Get(s.id))
 }
 
 // The sandbox tools (console, trigger, faults) belong to the reference

@@ -7,36 +7,35 @@
 //
 // # Mounting it
 //
-// Build the services on one [github.com/keelpay/keelpay/storage.Storage]
-// (a SQLite file with [github.com/keelpay/keelpay/storage/sqlite.Open], or
-// PostgreSQL with [github.com/keelpay/keelpay/storage/postgres.Open]) and
-// one [github.com/keelpay/keelpay/provider.Provider] (the sandbox of
-// [github.com/keelpay/keelpay/provider/sandbox.New] while developing), and
-// pass them in a [Config]:
+// The handler serves the services of one
+// [github.com/keelpay/keelpay/storage.Storage] (a SQLite file with
+// [github.com/keelpay/keelpay/storage/sqlite.Open], or PostgreSQL with
+// [github.com/keelpay/keelpay/storage/postgres.Open]) and one
+// [github.com/keelpay/keelpay/provider.Provider] (the sandbox of
+// [github.com/keelpay/keelpay/provider/sandbox.New] while developing).
+// [github.com/keelpay/keelpay/service.New] assembles them and this
+// handler from one Config:
 //
-//	api, err := httpapi.New(httpapi.Config{
-//		Events:   events.NewService(events.Config{Dispatcher: dispatcher, Storage: db}),
-//		Payments: payments.New(payments.Config{Provider: prov, Storage: db}),
-//		Refunds:  refunds.New(refunds.Config{Provider: prov, Storage: db}),
-//		Storage:  db,
-//		Stores:   stores.New(stores.Config{Provider: prov, Storage: db}),
-//	})
-//	mux.Handle("/payments/", http.StripPrefix("/payments", api))
+//	svc, err := service.New(service.Config{Provider: prov, Storage: db})
+//	if err != nil {
+//		return err
+//	}
+//	mux.Handle("/payments/", http.StripPrefix("/payments", svc.Handler()))
 //
-// Every part is required: New names a missing one in its error. Most
-// programs let service.New assemble all of this from one Config instead.
+// A program that must stand between the parts builds each with its own
+// New (events.New, payments.New, refunds.New, stores.New: each takes a
+// Config and returns an error naming what is missing) and passes them to
+// [New] in a [Config]; every part is required, and New names a missing
+// one in its error.
 //
 // # Background work
 //
-// The handler answers requests; the work that happens later runs in the
-// services and belongs to the embedding program's lifetime: the webhook
-// dispatcher ([github.com/keelpay/keelpay/events.Dispatcher.Run]), the
-// payment reconciler and expirer
-// ([github.com/keelpay/keelpay/payments.Service.Run]) and the refund
-// reconciler ([github.com/keelpay/keelpay/refunds.Service.Run]). Start them
-// on a context that ends after the HTTP server has shut down, or let
-// service.Service.Start and Stop do it; examples/embed shows the whole
-// program.
+// The handler answers requests; the work that happens later belongs to
+// the embedding program's lifetime: the webhook dispatcher, the payment
+// reconciler and expirer, the refund reconciler and the retention worker.
+// service.Service.Start runs them all and Stop stops them; start them on a
+// context that ends after the HTTP server has shut down. examples/embed
+// shows the whole program.
 //
 // # Logs and metrics
 //

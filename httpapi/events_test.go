@@ -40,7 +40,7 @@ func (b *bundle) hookStore(t *testing.T, clientID string) *hookStore {
 // a state change does.
 func (b *bundle) insertEvent(t *testing.T, storeID string) *keelpay.Event {
 	t.Helper()
-	e, err := events.New(storeID, keelpay.EventWebhookTest, map[string]string{"message": "test"}, b.clock.Now())
+	e, err := events.NewEvent(storeID, keelpay.EventWebhookTest, map[string]string{"message": "test"}, b.clock.Now())
 	require.NoError(t, err)
 	require.NoError(t, b.db.EventInsert(context.Background(), e))
 	return e
@@ -148,7 +148,7 @@ func TestDeliveryWalksAllSevenAttempts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	s := b.hookStore(t, "app_shop")
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, AttemptTimeout: 300 * time.Millisecond, Clock: b.clock, Storage: b.db})
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, AttemptTimeout: 300 * time.Millisecond, Clock: b.clock, Storage: b.db}))
 
 	reset := func(w http.ResponseWriter, _ *http.Request) {
 		conn, _, err := w.(http.Hijacker).Hijack()
@@ -360,8 +360,9 @@ func TestSlowReceiverDoesNotDelayOtherStores(t *testing.T) {
 		b.insertEvent(t, slow.id)
 	}
 	b.clock.Advance(time.Second)
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: b.clock, Storage: b.db,
-		Concurrency: 6, PerStore: 2, PollInterval: 10 * time.Millisecond})
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: b.clock, Storage: b.db,
+		Concurrency: 6, PerStore: 2, PollInterval: 10 * time.Millisecond}))
+
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- d.Run(ctx) }()
@@ -379,7 +380,7 @@ func TestInternalAddressesRefusedAtDialTime(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	s := b.hookStore(t, "app_shop")
-	strict := events.NewDispatcher(events.DispatcherConfig{Clock: b.clock, Storage: b.db})
+	strict := mustNew(events.NewDispatcher(events.DispatcherConfig{Clock: b.clock, Storage: b.db}))
 	e := b.insertEvent(t, s.id)
 	require.Equal(t, 1, b.runDispatcher(t, strict))
 	stored, err := b.db.EventGet(context.Background(), s.id, e.ID)

@@ -12,23 +12,17 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
-	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keyring"
-	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
-	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage/sqlite"
-	"github.com/keelpay/keelpay/stores"
 )
 
 // Embedding: keelpay's API mounted under /payments/ of a store's own mux,
-// on a SQLite file and the sandbox provider. A store's server would run
-// the services' background work (dispatcher.Run, pay.Run, ref.Run) on its
-// own context; this example only calls the API.
+// on a SQLite file and the sandbox provider. service.New assembles the
+// services and this handler; a store's server would also run their
+// background work with svc.Start and svc.Stop. This example only calls
+// the API.
 func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "keelpay-example")
@@ -45,20 +39,10 @@ func Example() {
 	}
 	defer db.Close()
 
-	clock := keelpay.SystemClock{}
-	logger := slog.New(slog.DiscardHandler)
-	metrics := prometheus.NewRegistry()
-	prov := sandbox.New(sandbox.Config{Clock: clock})
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{Clock: clock, Logger: logger, Storage: db})
-	api, err := httpapi.New(httpapi.Config{
-		Clock:    clock,
-		Events:   events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}),
-		Logger:   logger,
-		Metrics:  metrics,
-		Payments: payments.New(payments.Config{Clock: clock, Logger: logger, Provider: prov, Storage: db}),
-		Refunds:  refunds.New(refunds.Config{Clock: clock, Logger: logger, Provider: prov, Storage: db}),
+	svc, err := service.New(service.Config{
+		Logger:   slog.New(slog.DiscardHandler),
+		Provider: sandbox.New(sandbox.Config{}),
 		Storage:  db,
-		Stores:   stores.New(stores.Config{Clock: clock, Provider: prov, Storage: db}),
 	})
 	if err != nil {
 		panic(err)
@@ -66,7 +50,7 @@ func Example() {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "the store's own page\n") })
-	mux.Handle("/payments/", http.StripPrefix("/payments", api))
+	mux.Handle("/payments/", http.StripPrefix("/payments", svc.Handler()))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

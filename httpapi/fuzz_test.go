@@ -48,7 +48,7 @@ func FuzzSetupRequest(f *testing.F) {
 	f.Cleanup(func() { db.Close() })
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
-	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})
+	st := mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db}))
 	h := newAPI(f, httpapi.Config{Clock: clock, Metrics: prometheus.NewRegistry(), Storage: db, Stores: st, Logger: discardLogger()}, sb)
 
 	f.Fuzz(func(t *testing.T, body, contentType string) {

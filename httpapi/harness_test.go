@@ -45,6 +45,8 @@ type bundle struct {
 	// dispatcher is not running: tests drive it with RunOnce after moving
 	// the clock.
 	dispatcher *events.Dispatcher
+	// faults are the dispatcher's sandbox delivery faults.
+	faults *sandbox.WebhookFaults
 	// refunds' reconciler is driven by the tests too.
 	refunds *refunds.Service
 }
@@ -91,17 +93,18 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	// As docs/operating.md asks: one logger for every service, built on
 	// keelpay.NewLogHandler, so that their lines carry the request id.
 	logger := slog.New(keelpay.NewLogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: p, Storage: db})
+	st := mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: p, Storage: db}))
 	metrics := prometheus.NewRegistry()
-	dispatcher := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db})
-	ev := events.NewService(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db})
+	faults := sandbox.NewWebhookFaults()
+	dispatcher := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: clock, Interceptor: faults, Logger: logger, Metrics: metrics, Storage: db}))
+	ev := mustNew(events.New(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}))
 	// Each committed event wakes the dispatcher: its webhook leaves at once.
 	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }
 	var payDB storage.Storage = db
 	if o.wrapPayments != nil {
 		payDB = o.wrapPayments(db)
 	}
-	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: payDB})
+	pay := mustNew(payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: payDB}))
 	// The sandbox's notifications go to this service, through the
 	// wrapper when it passes them on.
 	if n, ok := p.(provider.Notifier); ok {
@@ -109,7 +112,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	} else {
 		sb.SetNotifier(pay.Notify)
 	}
-	ref := refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db})
+	ref := mustNew(refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db}))
 	var apiDB storage.Storage = db
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)
@@ -129,7 +132,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	srv := httptest.NewServer(mux)
 	sb.SetBaseURL(srv.URL)
 	t.Cleanup(srv.Close)
-	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, path: path, logs: logs, dispatcher: dispatcher, refunds: ref}
+	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, path: path, logs: logs, dispatcher: dispatcher, faults: faults, refunds: ref}
 }
 
 // response is a decoded API response.
@@ -276,14 +279,14 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func newAPI(t testing.TB, cfg httpapi.Config, prov provider.Provider) http.Handler {
 	t.Helper()
 	if cfg.Events == nil {
-		d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: cfg.Clock, Storage: cfg.Storage})
-		cfg.Events = events.NewService(events.Config{Clock: cfg.Clock, Dispatcher: d, Storage: cfg.Storage})
+		d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: cfg.Clock, Storage: cfg.Storage}))
+		cfg.Events = mustNew(events.New(events.Config{Clock: cfg.Clock, Dispatcher: d, Storage: cfg.Storage}))
 	}
 	if cfg.Payments == nil {
-		cfg.Payments = payments.New(payments.Config{Clock: cfg.Clock, Logger: cfg.Logger, Provider: prov, Storage: cfg.Storage})
+		cfg.Payments = mustNew(payments.New(payments.Config{Clock: cfg.Clock, Logger: cfg.Logger, Provider: prov, Storage: cfg.Storage}))
 	}
 	if cfg.Refunds == nil {
-		cfg.Refunds = refunds.New(refunds.Config{Clock: cfg.Clock, Logger: cfg.Logger, Provider: prov, Storage: cfg.Storage})
+		cfg.Refunds = mustNew(refunds.New(refunds.Config{Clock: cfg.Clock, Logger: cfg.Logger, Provider: prov, Storage: cfg.Storage}))
 	}
 	h, err := httpapi.New(cfg)
 	require.NoError(t, err)

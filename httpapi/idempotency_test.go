@@ -454,7 +454,7 @@ func TestIdempotencyAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	b, h := setupWithHold(t)
 	sk := b.setupStore(t, "app_shop").str("secret_key")
-	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: b.clock, Provider: b.sandbox, Storage: b.db})
+	st := mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: b.clock, Provider: b.sandbox, Storage: b.db}))
 	srv := httptest.NewServer(newAPI(t, httpapi.Config{Clock: b.clock, Logger: discardLogger(), Storage: b.db, Stores: st}, b.sandbox))
 	t.Cleanup(srv.Close)
 	other := *b

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/service"
 )
 
 func TestUnknownOutcomeIsResolvedByTheReconciler(t *testing.T) {
@@ -347,8 +347,8 @@ func (p *cancelOnLookup) LookupCharge(ctx context.Context, merchantID, attemptID
 }
 
 // TestRunRecordsTheAnswerAndStops runs the background work as production
-// does and stops it at the worst moment: the answer the provider gave is
-// still recorded, once, and Run returns.
+// does (service.Service's workers) and stops it at the worst moment: the
+// answer the provider gave is still recorded, once, and the workers stop.
 func TestRunRecordsTheAnswerAndStops(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -360,11 +360,15 @@ func TestRunRecordsTheAnswerAndStops(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	worker := payments.New(payments.Config{Clock: b.clock, Logger: discardLogger(), Storage: b.db,
-		Provider: &cancelOnLookup{Provider: hideNotifier{b.sandbox}, cancel: cancel}})
+	worker := mustNew(service.New(service.Config{Clock: b.clock, Logger: discardLogger(), Storage: b.db,
+		Provider:       &cancelOnLookup{Provider: hideNotifier{b.sandbox}, cancel: cancel},
+		ExpireInterval: time.Hour, ReconcileInterval: time.Hour, Retention: service.RetentionConfig{Interval: time.Hour}}))
+	require.NoError(t, worker.Start(ctx))
+
 	done := make(chan struct{})
 	go func() {
-		worker.Run(ctx, time.Hour)
+		<-ctx.Done()
+		_ = worker.Stop(context.Background())
 		close(done)
 	}()
 	select {

@@ -95,8 +95,9 @@ func TestLateChargeOfAClosedAttemptIsVoided(t *testing.T) {
 	// The reconciler looks the closed attempt up a minute after it was
 	// closed, finds the charge and voids it.
 	logs := &syncBuffer{}
-	worker := payments.New(payments.Config{Clock: b.clock, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
-		Provider: hideNotifier{b.sandbox}, Storage: b.db})
+	worker := mustNew(payments.New(payments.Config{Clock: b.clock, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		Provider: hideNotifier{b.sandbox}, Storage: b.db}))
+
 	require.NoError(t, worker.Reconcile(ctx))
 	require.Zero(t, b.sandbox.Stats().Voids, "not due before a minute")
 	b.clock.Advance(time.Minute)
@@ -144,7 +145,7 @@ func TestClosedAttemptIsLookedUpForADay(t *testing.T) {
 	ctx := context.Background()
 	requireError(t, b.confirmNew(t, s, intent, sandbox.CardVisa, nil), http.StatusInternalServerError, "internal_error")
 
-	worker := payments.New(payments.Config{Clock: b.clock, Logger: discardLogger(), Provider: lookups, Storage: b.db})
+	worker := mustNew(payments.New(payments.Config{Clock: b.clock, Logger: discardLogger(), Provider: lookups, Storage: b.db}))
 	b.clock.Advance(payments.ReachWindow)
 	require.NoError(t, worker.Reconcile(ctx))
 	require.Equal(t, "provider_error", lastError(b.getIntent(t, s, id))["code"])

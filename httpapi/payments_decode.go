@@ -63,19 +63,19 @@ func (f *fields) metadata(dst *map[string]string) {
 		return
 	}
 	if raw[0] != '{' {
-		f.err = check.ErrInvalidMetadata()
+		f.err = check.InvalidMetadata()
 		return
 	}
 	o, err := parseObject(raw, "metadata.")
 	if err != nil {
-		f.err = check.ErrInvalidMetadata()
+		f.err = check.InvalidMetadata()
 		return
 	}
 	m := make(map[string]string, len(o.keys))
 	for _, k := range o.keys {
 		var v string
 		if raw := o.vals[k]; raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
-			f.err = check.ErrInvalidMetadata()
+			f.err = check.InvalidMetadata()
 			return
 		}
 		m[k] = v
@@ -96,13 +96,13 @@ func (f *fields) pageOrigins(required bool, dst *[]string) {
 	raw, ok := f.raw("page_origins")
 	if !ok {
 		if required {
-			f.err = check.ErrInvalidPageOrigins()
+			f.err = check.InvalidPageOrigins()
 		}
 		return
 	}
 	var list []string
 	if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
-		f.err = check.ErrInvalidPageOrigins()
+		f.err = check.InvalidPageOrigins()
 		return
 	}
 	origins, err := check.PageOrigins(list)
@@ -152,7 +152,7 @@ func (f *fields) expiry(name string, dst *int64, judge func(int64) error) {
 	}
 	n, ok := parseInteger(raw)
 	if !ok {
-		f.err = check.ErrInvalidExpiry(name)
+		f.err = check.InvalidExpiry(name)
 		return
 	}
 	*dst = n

@@ -43,8 +43,8 @@ func newFuzzPayments(f *testing.F) *fuzzPayments {
 	f.Cleanup(func() { db.Close() })
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
-	st := stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})
-	pay := payments.New(payments.Config{Clock: clock, Logger: discardLogger(), Provider: sb, Storage: db})
+	st := mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db}))
+	pay := mustNew(payments.New(payments.Config{Clock: clock, Logger: discardLogger(), Provider: sb, Storage: db}))
 	h := newAPI(f, httpapi.Config{Clock: clock, Metrics: prometheus.NewRegistry(), Payments: pay, Storage: db, Stores: st, Logger: discardLogger()}, sb)
 	res, err := st.Setup(ctx, stores.SetupParams{ClientID: "app_fuzz", ClientSecret: "secret_fuzz", WebhookURL: "https://store.example/hooks"})
 	if err != nil {

@@ -133,7 +133,7 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	for _, cursor := range []string{"starting_after", "ending_before"} {
 		if v, ok := q[cursor]; ok && v == "" {
-			a.writeError(w, r, check.ErrInvalidCursor(cursor))
+			a.writeError(w, r, check.InvalidCursor(cursor))
 			return
 		}
 	}

@@ -148,9 +148,10 @@ func eventObject(e map[string]any) map[string]any {
 // notifications from the process that serves the API.
 func (b *bundle) worker(t *testing.T) *payments.Service {
 	t.Helper()
-	return payments.New(payments.Config{
+	return mustNew(payments.New(payments.Config{
 		Clock: b.clock, Logger: discardLogger(), Provider: hideNotifier{b.sandbox}, Storage: b.db,
-	})
+	}))
+
 }
 
 // hideNotifier is a provider without the Notifier interface.

@@ -99,7 +99,7 @@ func TestBulkRedeliverIsBoundedWithACursor(t *testing.T) {
 	var last string
 	require.NoError(t, b.db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 		for i := range events.RedeliverMax + 1 {
-			e, err := events.New(s.id, keelpay.EventWebhookTest, map[string]string{"message": "test"}, b.clock.Now())
+			e, err := events.NewEvent(s.id, keelpay.EventWebhookTest, map[string]string{"message": "test"}, b.clock.Now())
 			if err != nil {
 				return err
 			}

@@ -307,7 +307,7 @@ func TestRefundCrashBetweenPayoutAndCommitPaysOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	// The process that crashes: its own service on the same database.
-	dying := refunds.New(refunds.Config{Clock: b.clock, Provider: crashAfterRefund{b.sandbox}, Storage: b.db, Logger: discardLogger()})
+	dying := mustNew(refunds.New(refunds.Config{Clock: b.clock, Provider: crashAfterRefund{b.sandbox}, Storage: b.db, Logger: discardLogger()}))
 	require.PanicsWithValue(t, crash{}, func() {
 		_, _ = dying.Send(context.Background(), st, refunds.Params{PaymentIntent: id, Reason: "crash"})
 	})
@@ -334,7 +334,7 @@ func TestRefundSentByTheReconcilerWhenTheProcessDiedBeforeTheCall(t *testing.T) 
 	id := b.paid(t, s, sandbox.CardVisa)
 	st, err := b.db.StoreGetByID(ctx, s.id)
 	require.NoError(t, err)
-	dying := refunds.New(refunds.Config{Clock: b.clock, Provider: crashBeforeRefund{b.sandbox}, Storage: b.db, Logger: discardLogger()})
+	dying := mustNew(refunds.New(refunds.Config{Clock: b.clock, Provider: crashBeforeRefund{b.sandbox}, Storage: b.db, Logger: discardLogger()}))
 	require.PanicsWithValue(t, crash{}, func() {
 		_, _ = dying.Send(ctx, st, refunds.Params{PaymentIntent: id, Reason: "crash"})
 	})

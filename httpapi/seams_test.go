@@ -18,7 +18,6 @@ import (
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
-	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -347,7 +346,7 @@ func TestRetriedRefundResumesItsSend(t *testing.T) {
 	require.Equal(t, 1, b.sandbox.Refunds(), "the sandbox paid out")
 	requireError(t, b.do(t, rq), http.StatusConflict, "idempotency_key_in_use")
 
-	b.clock.Advance(refunds.ProviderTimeout)
+	b.clock.Advance(provider.CallTimeoutDefault)
 	resumed := b.do(t, rq)
 	require.Equal(t, http.StatusCreated, resumed.Status, "%s", resumed.Raw)
 	require.Equal(t, string(keelpay.RefundSucceeded), resumed.str("status"))

@@ -1,14 +1,13 @@
 // Package payments runs card sessions, saved cards and payment intents: the
 // state machine of a payment, its provider calls and its events.
 //
-// service.New builds one and runs its workers; to assemble it by hand:
-//
-//	pay := payments.New(payments.Config{Clock: clock, Committed: wake, Metrics: registry, Provider: sb, Storage: db})
-//	sb.SetNotifier(pay.Notify) // the provider's notifications, registered once
-//	go pay.Run(ctx, payments.RunEveryDefault) // the reconciler and the expirer
-//
-// and httpapi serves it (httpapi.Config.Payments). Every method takes the
-// store the caller authenticated as; another store's objects are not found.
+// service.New builds one, registers its [Service.Notify] with the
+// provider, and runs its reconciler ([Service.Reconcile]) and expirer
+// ([Service.Expire]) in the background between Start and Stop; httpapi
+// serves it. [New] builds one on its own, for a program that assembles
+// the parts itself; it returns an error naming every missing or
+// out-of-range field of the [Config]. Every method takes the store the
+// caller authenticated as; another store's objects are not found.
 //
 // # Saving a card
 //

@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -21,26 +22,23 @@ func Example_savedCard() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "keelpay-example")
 	defer os.RemoveAll(dir)
-	// Secrets are sealed at rest under a key kept beside the database
-	// (back it up apart from it; see docs/security.md).
-	kr, _, err := keyring.ReadOrCreateFile(filepath.Join(dir, "keelpay.db.key"), "k1")
-	if err != nil {
-		panic(err)
-	}
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: filepath.Join(dir, "keelpay.db")})
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(dir, "keelpay.db")})
 	if err != nil {
 		panic(err)
 	}
 	defer db.Close()
-	sb := sandbox.New(sandbox.Config{})
-	setup, err := stores.New(stores.Config{Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+	svc, err := service.New(service.Config{Provider: sandbox.New(sandbox.Config{}), Storage: db})
+	if err != nil {
+		panic(err)
+	}
+	setup, err := svc.Stores().Setup(ctx, stores.SetupParams{
 		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: "https://shop.example/hooks",
 	})
 	if err != nil {
 		panic(err)
 	}
 	store := setup.Store
-	pay := payments.New(payments.Config{Provider: sb, Storage: db})
+	pay := svc.Payments()
 	ada := keelpay.Customer{ID: "cus_1", Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+358401234567"}
 
 	cs, err := pay.CreateCardSession(ctx, store, payments.CardSessionParams{

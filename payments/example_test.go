@@ -12,6 +12,7 @@ import (
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -30,14 +31,18 @@ func Example() {
 	defer db.Close()
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
-	setup, err := stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db}).Setup(ctx, stores.SetupParams{
+	svc, err := service.New(service.Config{Clock: clock, Provider: sb, Storage: db})
+	if err != nil {
+		panic(err)
+	}
+	setup, err := svc.Stores().Setup(ctx, stores.SetupParams{
 		ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: "https://shop.example/hooks",
 	})
 	if err != nil {
 		panic(err)
 	}
 	store := setup.Store
-	pay := payments.New(payments.Config{Clock: clock, Provider: sb, Storage: db})
+	pay := svc.Payments()
 
 	pi, err := pay.CreateIntent(ctx, store, payments.IntentParams{
 		Amount: 1999, Currency: "eur",

@@ -112,23 +112,23 @@ func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListPara
 		return nil, false, keelpay.InvalidRequest("limit", "invalid_limit", "limit must be an integer from 1 to 100.")
 	}
 	if p.StartingAfter != "" && !keelpay.ValidID(keelpay.PrefixPaymentIntent, p.StartingAfter) {
-		return nil, false, check.ErrInvalidCursor("starting_after")
+		return nil, false, check.InvalidCursor("starting_after")
 	}
 	if p.EndingBefore != "" && p.StartingAfter != "" {
 		return nil, false, keelpay.InvalidRequest("ending_before", "invalid_ending_before",
 			"starting_after and ending_before cannot be given together.")
 	}
 	if p.EndingBefore != "" && !keelpay.ValidID(keelpay.PrefixPaymentIntent, p.EndingBefore) {
-		return nil, false, check.ErrInvalidCursor("ending_before")
+		return nil, false, check.InvalidCursor("ending_before")
 	}
 	intents, more, err := s.cfg.Storage.PaymentIntentList(ctx, storage.PaymentIntentListParams{
 		StoreID: st.ID, Limit: p.Limit, StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore,
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		if p.StartingAfter != "" {
-			return nil, false, check.ErrInvalidCursor("starting_after")
+			return nil, false, check.InvalidCursor("starting_after")
 		}
-		return nil, false, check.ErrInvalidCursor("ending_before")
+		return nil, false, check.InvalidCursor("ending_before")
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("payments: list intents: %w", err)

@@ -3,6 +3,8 @@ package payments
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -24,17 +26,10 @@ const (
 	IntentLifetime = 24 * time.Hour
 )
 
-// Defaults of Config and of Run.
-const (
-	// CallTimeoutDefault bounds each provider call.
-	CallTimeoutDefault = 30 * time.Second
-	// CallTimeoutMax is the largest CallTimeout: a call that starts
-	// within SendWindow of its attempt is over by ReachWindow, one minute
-	// after the attempt, when the reconciler first looks the attempt up.
-	CallTimeoutMax = 45 * time.Second
-	// RunEveryDefault is Run's interval when it is given none.
-	RunEveryDefault = 5 * time.Second
-)
+// CallTimeoutMax is the largest Config.CallTimeout: a call that starts
+// within SendWindow of its attempt is over by ReachWindow, one minute
+// after the attempt, when the reconciler first looks the attempt up.
+const CallTimeoutMax = 45 * time.Second
 
 // workerBatch is how many intents a worker reads at once.
 const workerBatch = 100
@@ -42,7 +37,7 @@ const workerBatch = 100
 // Config configures a Service. Provider and Storage are required.
 type Config struct {
 	// CallTimeout bounds each call to the provider. Default
-	// CallTimeoutDefault; at most CallTimeoutMax.
+	// provider.CallTimeoutDefault; at most CallTimeoutMax.
 	CallTimeout time.Duration
 	// Clock decides every time the service keeps: expiry, the 3D Secure
 	// wait and the reconciler's schedule. Default keelpay.SystemClock.
@@ -69,13 +64,27 @@ type Config struct {
 
 // WithDefaults returns a copy of c with defaults filled in.
 func (c Config) WithDefaults() Config {
-	c.CallTimeout = min(cmp.Or(c.CallTimeout, CallTimeoutDefault), CallTimeoutMax)
-	if c.CallTimeout < 0 {
-		c.CallTimeout = CallTimeoutDefault
-	}
+	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
 	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	return c
+}
+
+// Validate reports every missing or out-of-range field of c (after
+// defaults), each naming its field.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs []error
+	if c.Provider == nil {
+		errs = append(errs, errors.New("payments: Config.Provider is required"))
+	}
+	if c.Storage == nil {
+		errs = append(errs, errors.New("payments: Config.Storage is required"))
+	}
+	if c.CallTimeout < 0 || c.CallTimeout > CallTimeoutMax {
+		errs = append(errs, fmt.Errorf("payments: Config.CallTimeout is %v; it must be positive and at most %v, so that a call is over before the reconciler first looks the attempt up", c.CallTimeout, CallTimeoutMax))
+	}
+	return errors.Join(errs...)
 }
 
 // Service runs card sessions, cards and payment intents. It is safe for
@@ -89,16 +98,19 @@ type Service struct {
 	outbox  *outbox.Outbox
 }
 
-// New returns a Service. It panics when Provider or Storage is missing,
-// or when Metrics already has the payment metrics.
-func New(cfg Config) *Service {
-	cfg = cfg.WithDefaults()
-	if cfg.Provider == nil || cfg.Storage == nil {
-		panic("payments: Config.Provider and Config.Storage are required")
+// New validates cfg, fills in its defaults and returns a Service. The
+// error names every missing or out-of-range field, and says so when
+// Metrics already has the payment metrics.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, metrics: newMetrics(cfg.Metrics, cfg.Storage),
-		outbox: outbox.New(cfg.Storage, cfg.Committed)}
-	return s
+	cfg = cfg.WithDefaults()
+	m, err := newMetrics(cfg.Metrics, cfg.Storage)
+	if err != nil {
+		return nil, fmt.Errorf("payments: Config.Metrics: %w", err)
+	}
+	return &Service{cfg: cfg, log: cfg.Logger, metrics: m, outbox: outbox.New(cfg.Storage, cfg.Committed)}, nil
 }
 
 // now is the clock's time at the precision storage keeps.
@@ -117,7 +129,7 @@ type metrics struct {
 	lateVoided prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, db storage.Storage) *metrics {
+func newMetrics(reg prometheus.Registerer, db storage.Storage) (*metrics, error) {
 	m := &metrics{attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_payment_attempts_total",
 		Help: "Closed payment attempts by outcome (succeeded, failed, voided, canceled, not_sent) and last_error code.",
@@ -126,10 +138,10 @@ func newMetrics(reg prometheus.Registerer, db storage.Storage) *metrics {
 			Name: "keelpay_payment_late_charges_voided_total",
 			Help: "Charges that reached the provider after their attempt was closed as never charged, found by the reconciler and voided.",
 		})}
-	if reg != nil {
-		reg.MustRegister(m.attempts, m.lateVoided, &intentCollector{db: db})
+	if reg == nil {
+		return m, nil
 	}
-	return m
+	return m, errors.Join(reg.Register(m.attempts), reg.Register(m.lateVoided), reg.Register(&intentCollector{db: db}))
 }
 
 // intentCollector reports the intents by status and the unknown outcomes

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/idem"
@@ -194,30 +193,6 @@ func (s *Service) Expire(ctx context.Context) error {
 		}
 		if len(due) < workerBatch || !progress {
 			return nil
-		}
-	}
-}
-
-// Run runs the reconciler and the expirer every interval (RunEveryDefault
-// when every is not positive) until ctx is done. Failures are logged and
-// the next round tries again.
-func (s *Service) Run(ctx context.Context, every time.Duration) {
-	if every <= 0 {
-		every = RunEveryDefault
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "reconciler pass failed", slog.Any("error", err))
-		}
-		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "expirer pass failed", slog.Any("error", err))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
 		}
 	}
 }

@@ -4,7 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 )
+
+// CallTimeoutDefault bounds each call of the services to the provider
+// (charges, refunds, look-ups, the check of an application) when their
+// Config sets no CallTimeout. payments, refunds, stores and service share
+// it.
+const CallTimeoutDefault = 30 * time.Second
 
 // Provider is what the service needs from a payment provider. A real
 // provider's adapter implements it, and so does the in-process sandbox

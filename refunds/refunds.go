@@ -1,6 +1,7 @@
 package refunds
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,16 +26,14 @@ const (
 	MaxSends = 3
 	// ResendAfter is how long after a send with an unknown outcome the
 	// refund may be sent again.
-	ResendAfter = 3 * time.Minute
-	// ProviderTimeout is the default of Config.CallTimeout.
-	ProviderTimeout = 30 * time.Second
-	reconcileBatch  = 100
+	ResendAfter    = 3 * time.Minute
+	reconcileBatch = 100
 )
 
 // Config configures a Service. Fields are in alphabetical order.
 type Config struct {
 	// CallTimeout bounds each call to the provider; past it the outcome
-	// is unknown. Default ProviderTimeout.
+	// is unknown. Default provider.CallTimeoutDefault.
 	CallTimeout time.Duration
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
@@ -60,25 +59,49 @@ type Service struct {
 	sends  *prometheus.CounterVec
 }
 
-// New returns a Service.
-func New(cfg Config) *Service {
-	if cfg.Clock == nil {
-		cfg.Clock = keelpay.SystemClock{}
+// WithDefaults returns a copy of c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
+	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c
+}
+
+// Validate reports every missing or out-of-range field of c (after
+// defaults), each naming its field.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs []error
+	if c.Provider == nil {
+		errs = append(errs, errors.New("refunds: Config.Provider is required"))
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	if c.Storage == nil {
+		errs = append(errs, errors.New("refunds: Config.Storage is required"))
 	}
-	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = ProviderTimeout
+	if c.CallTimeout < 0 {
+		errs = append(errs, fmt.Errorf("refunds: Config.CallTimeout is %v; it must be positive", c.CallTimeout))
 	}
+	return errors.Join(errs...)
+}
+
+// New validates cfg, fills in its defaults and returns a Service. The
+// error names every missing or out-of-range field, and says so when
+// Metrics already has the refund metrics.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
 	s := &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed), sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_refund_sends_total",
 		Help: "Refund sends by outcome (succeeded, failed, outcome_unknown, unavailable).",
 	}, []string{"outcome"})}
 	if cfg.Metrics != nil {
-		cfg.Metrics.MustRegister(s.sends)
+		if err := cfg.Metrics.Register(s.sends); err != nil {
+			return nil, fmt.Errorf("refunds: Config.Metrics: %w", err)
+		}
 	}
-	return s
+	return s, nil
 }
 
 // Params is the request of a refund send.
@@ -379,26 +402,6 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 		return err
 	}
 	return nil
-}
-
-// Run reconciles every interval (5 seconds when every is not positive)
-// until ctx is done.
-func (s *Service) Run(ctx context.Context, every time.Duration) {
-	if every <= 0 {
-		every = 5 * time.Second
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.ErrorContext(ctx, "refund reconcile", slog.Any("error", err))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 func (s *Service) now() time.Time { return s.cfg.Clock.Now().Truncate(time.Microsecond) }

@@ -48,10 +48,10 @@ func setup(t *testing.T) *bundle {
 	t.Cleanup(func() { db.Close() })
 	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
-	res, err := stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db}).Setup(ctx,
+	res, err := mustNew(stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db})).Setup(ctx,
 		stores.SetupParams{ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: "https://shop.example/hooks"})
 	require.NoError(t, err)
-	pay := payments.New(payments.Config{Clock: clock, Provider: sb, Storage: db})
+	pay := mustNew(payments.New(payments.Config{Clock: clock, Provider: sb, Storage: db}))
 	pi, err := pay.CreateIntent(ctx, res.Store, payments.IntentParams{Amount: 1999, Currency: "eur",
 		Customer: keelpay.Customer{ID: "cus_1", Name: "Jane Roe", Email: "jane@example.com", Phone: "+4915112345678"}})
 	require.NoError(t, err)
@@ -63,12 +63,13 @@ func setup(t *testing.T) *bundle {
 }
 
 func (b *bundle) service(p provider.Provider) *refunds.Service {
-	return refunds.New(refunds.Config{Clock: b.clock, Provider: p, Storage: b.db,
+	return mustNew(refunds.New(refunds.Config{Clock: b.clock, Provider: p, Storage: b.db,
 		Committed: func(_ context.Context, e *keelpay.Event) {
 			b.mu.Lock()
 			defer b.mu.Unlock()
 			b.committed = append(b.committed, e)
-		}})
+		}}))
+
 }
 
 func TestSendCommitsTheRefundWithItsEvent(t *testing.T) {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,7 +42,7 @@ type Config struct {
 	AllowInsecureWebhooks bool
 	// CallTimeout bounds each call to the provider: charges, refunds,
 	// look-ups and the check of an application at setup. Default
-	// payments.CallTimeoutDefault (30 s); at most payments.CallTimeoutMax.
+	// provider.CallTimeoutDefault (30 s); at most payments.CallTimeoutMax.
 	CallTimeout time.Duration
 	// ClientAddr returns the address a request came from, which limits
 	// setups whose credentials are not yet proven per address. Default:
@@ -52,9 +53,15 @@ type Config struct {
 	// webhooks, the reconcilers' schedule, rate limits. Default
 	// keelpay.SystemClock.
 	Clock keelpay.Clock
-	// Dispatcher tunes webhook delivery; its zero fields take the
-	// defaults of events.DispatcherConfig.
-	Dispatcher DispatcherConfig
+	// Dispatcher tunes webhook delivery: AttemptTimeout, ClaimBatch,
+	// Concurrency, Interceptor, Lease, PerStore, PerStoreStart,
+	// PollInterval and Transport, whose zero values take the defaults of
+	// events.DispatcherConfig. Its AllowInsecureWebhooks, Clock, Logger,
+	// Metrics, Storage and TracerProvider are this Config's: leave them
+	// unset (New fills them in, and Validate names any set otherwise).
+	// A Transport replaces the dispatcher's own, and with it the address
+	// guard of AllowInsecureWebhooks.
+	Dispatcher events.DispatcherConfig
 	// ExpireInterval is how often the expirer closes card sessions and
 	// cancels intents past their lifetime. Default ExpireIntervalDefault.
 	ExpireInterval time.Duration
@@ -95,91 +102,49 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-// DispatcherConfig tunes webhook delivery. Fields are in alphabetical
-// order; zero values take the defaults of events.DispatcherConfig.
-type DispatcherConfig struct {
-	// AttemptTimeout is how long a receiver has to answer. Default
-	// events.AttemptTimeoutDefault (10 s).
-	AttemptTimeout time.Duration
-	// ClaimBatch is the most deliveries claimed in one query. Default
-	// events.ClaimBatchDefault.
-	ClaimBatch int
-	// Concurrency is the most attempts in flight in this process. Default
-	// events.ConcurrencyDefault.
-	Concurrency int
-	// Lease is how long a claimed delivery stays with this process; it
-	// must exceed AttemptTimeout. Default events.LeaseDefault (1 min).
-	Lease time.Duration
-	// PerStore is the most attempts of one store in flight across every
-	// process on the database. Default events.PerStoreDefault.
-	PerStore int
-	// PerStoreStart is how many attempts of a store may be in flight
-	// before its receiver has answered; successes raise it to PerStore,
-	// failures and time-outs halve it (docs/operating.md). Default
-	// events.PerStoreStartDefault.
-	PerStoreStart int
-	// PollInterval is the longest the dispatcher waits before it looks for
-	// due deliveries again; committed events wake it at once. Default
-	// events.PollIntervalDefault (1 s).
-	PollInterval time.Duration
-	// Transport, when set, replaces the dispatcher's transport (and with
-	// it the address guard of AllowInsecureWebhooks). Default: a transport
-	// that keeps the address policy.
-	Transport http.RoundTripper
-}
-
-// WithDefaults returns a copy of c with defaults filled in.
+// WithDefaults returns a copy of c with defaults filled in. The
+// dispatcher gets this Config's address policy, clock, logger, metrics,
+// storage and tracer.
 func (c Config) WithDefaults() Config {
-	if c.CallTimeout == 0 {
-		c.CallTimeout = payments.CallTimeoutDefault
-	}
-	if c.Clock == nil {
-		c.Clock = keelpay.SystemClock{}
-	}
-	if c.ExpireInterval == 0 {
-		c.ExpireInterval = ExpireIntervalDefault
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	c.Logger = slog.New(keelpay.NewLogHandler(c.Logger.Handler()))
-	if c.Metrics == nil {
-		c.Metrics = prometheus.NewRegistry()
-	}
-	if c.ReconcileInterval == 0 {
-		c.ReconcileInterval = ReconcileIntervalDefault
-	}
+	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
+	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
+	c.ExpireInterval = cmp.Or(c.ExpireInterval, ExpireIntervalDefault)
+	c.Logger = slog.New(keelpay.NewLogHandler(cmp.Or(c.Logger, slog.Default()).Handler()))
+	c.Metrics = cmp.Or[prometheus.Registerer](c.Metrics, prometheus.NewRegistry())
+	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, ReconcileIntervalDefault)
 	c.Retention = c.Retention.withDefaults()
-	if c.SubscriptionBuffer == 0 {
-		c.SubscriptionBuffer = SubscriptionBufferDefault
-	}
-	d := c.Dispatcher
-	c.Dispatcher = DispatcherConfig{
-		AttemptTimeout: orDefault(d.AttemptTimeout, events.AttemptTimeoutDefault),
-		ClaimBatch:     orDefault(d.ClaimBatch, events.ClaimBatchDefault),
-		Concurrency:    orDefault(d.Concurrency, events.ConcurrencyDefault),
-		Lease:          orDefault(d.Lease, events.LeaseDefault),
-		PerStore:       orDefault(d.PerStore, events.PerStoreDefault),
-		PerStoreStart:  orDefault(d.PerStoreStart, events.PerStoreStartDefault),
-		PollInterval:   orDefault(d.PollInterval, events.PollIntervalDefault),
-		Transport:      d.Transport,
-	}
+	c.SubscriptionBuffer = cmp.Or(c.SubscriptionBuffer, SubscriptionBufferDefault)
+	d := &c.Dispatcher
+	d.AllowInsecureWebhooks = c.AllowInsecureWebhooks
+	d.Clock, d.Logger, d.Metrics, d.Storage, d.TracerProvider = c.Clock, c.Logger, c.Metrics, c.Storage, c.TracerProvider
+	c.Dispatcher = c.Dispatcher.WithDefaults()
 	return c
-}
-
-func orDefault[T int | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // Validate reports every missing, out-of-range or contradictory field of
 // c (after defaults), each naming its field.
 func (c Config) Validate() error {
-	c = c.WithDefaults()
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("service: Config."+format, args...)) }
+	// The dispatcher shares these with the rest of the service.
+	d := c.Dispatcher
+	for _, f := range []struct {
+		name       string
+		dispatcher any
+		service    any
+	}{
+		{"AllowInsecureWebhooks", d.AllowInsecureWebhooks, c.AllowInsecureWebhooks},
+		{"Clock", d.Clock, c.Clock},
+		{"Logger", d.Logger, c.Logger},
+		{"Metrics", d.Metrics, c.Metrics},
+		{"Storage", d.Storage, c.Storage},
+		{"TracerProvider", d.TracerProvider, c.TracerProvider},
+	} {
+		if set(f.dispatcher) && !same(f.dispatcher, f.service) {
+			bad("Dispatcher.%s is set; the dispatcher uses Config.%s: leave it unset", f.name, f.name)
+		}
+	}
+	c = c.WithDefaults()
 	if c.Provider == nil {
 		bad("Provider is required")
 	}
@@ -202,7 +167,7 @@ func (c Config) Validate() error {
 	if isNilPointer(c.TracerProvider) {
 		bad("TracerProvider is a nil %T; leave the field nil for no tracing", c.TracerProvider)
 	}
-	d := c.Dispatcher
+	d = c.Dispatcher
 	for _, f := range []struct {
 		name string
 		bad  bool
@@ -234,4 +199,16 @@ func isNilPointer(v any) bool {
 	}
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// set reports whether v is not its type's zero value.
+func set(v any) bool { return v != nil && !reflect.ValueOf(v).IsZero() }
+
+// same reports whether a and b are the same value, without panicking on
+// values that cannot be compared.
+func same(a, b any) bool {
+	if reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
+		return false
+	}
+	return a == b
 }

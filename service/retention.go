@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,10 +65,10 @@ type RetentionConfig struct {
 }
 
 func (c RetentionConfig) withDefaults() RetentionConfig {
-	c.Batch = orDefault(c.Batch, RetentionBatchDefault)
-	c.CardSessions = orDefault(c.CardSessions, RetentionCardSessionsDefault)
-	c.Events = orDefault(c.Events, RetentionEventsDefault)
-	c.Interval = orDefault(c.Interval, RetentionIntervalDefault)
+	c.Batch = cmp.Or(c.Batch, RetentionBatchDefault)
+	c.CardSessions = cmp.Or(c.CardSessions, RetentionCardSessionsDefault)
+	c.Events = cmp.Or(c.Events, RetentionEventsDefault)
+	c.Interval = cmp.Or(c.Interval, RetentionIntervalDefault)
 	return c
 }
 

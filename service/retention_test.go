@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/service"
@@ -148,7 +149,7 @@ func TestStartRunsRetention(t *testing.T) {
 	svc, err := service.New(service.Config{
 		Clock: clock, Provider: sandbox.New(sandbox.Config{Clock: clock}), Storage: db,
 		Retention:         service.RetentionConfig{Batch: 2, Interval: time.Hour},
-		Dispatcher:        service.DispatcherConfig{PollInterval: time.Hour},
+		Dispatcher:        events.DispatcherConfig{PollInterval: time.Hour},
 		ExpireInterval:    time.Hour,
 		ReconcileInterval: time.Hour,
 	})

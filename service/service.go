@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
@@ -45,7 +46,7 @@ type Service struct {
 	mu      sync.Mutex
 	running bool
 	stop    context.CancelFunc
-	workers sync.WaitGroup
+	workers *errgroup.Group
 }
 
 // New validates cfg and assembles a Service. Nothing runs in the
@@ -61,63 +62,28 @@ func New(cfg Config) (*Service, error) {
 	tracer := tracing.Tracer(cfg.TracerProvider)
 	cfg.Storage = traced.Storage(cfg.Storage, tracer)
 	cfg.Provider = traced.Provider(cfg.Provider, tracer)
+	cfg.Dispatcher.Storage = cfg.Storage
 	s := &Service{cfg: cfg, tracer: tracing.OrNoop(cfg.TracerProvider).Tracer(tracing.ScopeName)}
 	s.subs = newSubscribers(cfg.SubscriptionBuffer, cfg.Logger)
-	d := cfg.Dispatcher
-	s.dispatcher = events.NewDispatcher(events.DispatcherConfig{
-		AllowInsecure:  cfg.AllowInsecureWebhooks,
-		AttemptTimeout: d.AttemptTimeout,
-		ClaimBatch:     d.ClaimBatch,
-		Clock:          cfg.Clock,
-		Concurrency:    d.Concurrency,
-		Lease:          d.Lease,
-		Logger:         cfg.Logger,
-		Metrics:        cfg.Metrics,
-		PerStore:       d.PerStore,
-		PerStoreStart:  d.PerStoreStart,
-		PollInterval:   d.PollInterval,
-		Storage:        cfg.Storage,
-		Transport:      d.Transport,
-		TracerProvider: cfg.TracerProvider,
-	})
+	var err error
+	if s.dispatcher, err = events.NewDispatcher(cfg.Dispatcher); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
 	// Every event committed in this process wakes the dispatcher, so its
 	// webhook leaves at once, and reaches this process's subscribers.
 	committed := func(ctx context.Context, e *keelpay.Event) {
 		s.dispatcher.Notify()
 		s.subs.publish(e)
 	}
-	s.events = events.NewService(events.Config{Clock: cfg.Clock, Committed: committed, Dispatcher: s.dispatcher, Storage: cfg.Storage})
-	s.payments = payments.New(payments.Config{
-		CallTimeout: cfg.CallTimeout,
-		Clock:       cfg.Clock,
-		Committed:   committed,
-		Logger:      cfg.Logger,
-		Metrics:     cfg.Metrics,
-		Provider:    cfg.Provider,
-		Storage:     cfg.Storage,
-	})
-	s.refunds = refunds.New(refunds.Config{
-		CallTimeout: cfg.CallTimeout,
-		Clock:       cfg.Clock,
-		Committed:   committed,
-		Logger:      cfg.Logger,
-		Metrics:     cfg.Metrics,
-		Provider:    cfg.Provider,
-		Storage:     cfg.Storage,
-	})
-	s.stores = stores.New(stores.Config{
-		AllowInsecureWebhooks: cfg.AllowInsecureWebhooks,
-		CallTimeout:           cfg.CallTimeout,
-		Clock:                 cfg.Clock,
-		Provider:              cfg.Provider,
-		Storage:               cfg.Storage,
-	})
+	if err := s.newParts(cfg, committed); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
 	// The provider's notifications (a 3D Secure answer, an outcome that
 	// became known) go to this service's payments, wired once here.
 	if n, ok := untraced.Provider.(provider.Notifier); ok {
 		n.SetNotifier(s.payments.Notify)
 	}
-	api, err := httpapi.New(httpapi.Config{
+	s.api, err = httpapi.New(httpapi.Config{
 		ClientAddr: cfg.ClientAddr,
 		Clock:      cfg.Clock,
 		Events:     s.events,
@@ -133,7 +99,6 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
-	s.api = api
 	// Probes and scrapes are not traced: they would make a trace a second.
 	s.health = httpapi.Health(httpapi.HealthConfig{Storage: untraced.Storage, Logger: cfg.Logger})
 	if err := registerStorageStats(cfg.Metrics, untraced.Storage); err != nil {
@@ -143,6 +108,39 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	return s, nil
+}
+
+// newParts builds the events, payments, refunds and stores services over
+// cfg's storage and provider; committed gets every event they commit.
+func (s *Service) newParts(cfg Config, committed func(context.Context, *keelpay.Event)) error {
+	var errs [4]error
+	s.events, errs[0] = events.New(events.Config{Clock: cfg.Clock, Committed: committed, Dispatcher: s.dispatcher, Storage: cfg.Storage})
+	s.payments, errs[1] = payments.New(payments.Config{
+		CallTimeout: cfg.CallTimeout,
+		Clock:       cfg.Clock,
+		Committed:   committed,
+		Logger:      cfg.Logger,
+		Metrics:     cfg.Metrics,
+		Provider:    cfg.Provider,
+		Storage:     cfg.Storage,
+	})
+	s.refunds, errs[2] = refunds.New(refunds.Config{
+		CallTimeout: cfg.CallTimeout,
+		Clock:       cfg.Clock,
+		Committed:   committed,
+		Logger:      cfg.Logger,
+		Metrics:     cfg.Metrics,
+		Provider:    cfg.Provider,
+		Storage:     cfg.Storage,
+	})
+	s.stores, errs[3] = stores.New(stores.Config{
+		AllowInsecureWebhooks: cfg.AllowInsecureWebhooks,
+		CallTimeout:           cfg.CallTimeout,
+		Clock:                 cfg.Clock,
+		Provider:              cfg.Provider,
+		Storage:               cfg.Storage,
+	})
+	return errors.Join(errs[:]...)
 }
 
 // registerStorageStats exports the transactions and commits of an adapter
@@ -221,15 +219,30 @@ func (s *Service) Start(ctx context.Context) error {
 	ctx, s.stop = context.WithCancel(ctx)
 	s.running = true
 	log := s.cfg.Logger
-	s.workers.Go(func() {
-		if err := s.dispatcher.Run(ctx); err != nil {
+	g := new(errgroup.Group)
+	s.workers = g
+	g.Go(func() error {
+		err := s.dispatcher.Run(ctx)
+		if err != nil {
 			log.ErrorContext(ctx, "dispatcher stopped", slog.Any("error", err))
 		}
+		return err
 	})
-	s.workers.Go(func() { s.every(ctx, s.cfg.ReconcileInterval, "payment reconciler", s.payments.Reconcile) })
-	s.workers.Go(func() { s.every(ctx, s.cfg.ExpireInterval, "expirer", s.payments.Expire) })
-	s.workers.Go(func() { s.every(ctx, s.cfg.ReconcileInterval, "refund reconciler", s.refunds.Reconcile) })
-	s.workers.Go(func() { s.every(ctx, s.cfg.Retention.Interval, "retention", s.Purge) })
+	for _, w := range []struct {
+		name     string
+		interval time.Duration
+		pass     func(context.Context) error
+	}{
+		{"payment reconciler", s.cfg.ReconcileInterval, s.payments.Reconcile},
+		{"expirer", s.cfg.ExpireInterval, s.payments.Expire},
+		{"refund reconciler", s.cfg.ReconcileInterval, s.refunds.Reconcile},
+		{"retention", s.cfg.Retention.Interval, s.Purge},
+	} {
+		g.Go(func() error {
+			s.every(ctx, w.interval, w.name, w.pass)
+			return nil
+		})
+	}
 	return nil
 }
 
@@ -258,7 +271,8 @@ func (s *Service) every(ctx context.Context, interval time.Duration, name string
 // claimed, and deliveries and provider calls already under way finish and
 // are recorded. If ctx ends first, Stop returns its error and the rest
 // finishes on its own (a delivery not recorded is delivered again: at
-// least once). Stop without Start does nothing.
+// least once). Otherwise it returns the error a worker stopped with, if
+// any (it was logged when it happened). Stop without Start does nothing.
 func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.running {
@@ -267,15 +281,13 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	s.stop()
 	s.running = false
+	g := s.workers
 	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		s.workers.Wait()
-		close(done)
-	}()
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
 	select {
-	case <-done:
-		return nil
+	case err := <-done:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
@@ -45,7 +46,7 @@ func TestNewNamesWhatIsWrong(t *testing.T) {
 		{"call timeout too long", service.Config{CallTimeout: time.Hour, Provider: sb, Storage: db}, []string{"Config.CallTimeout"}},
 		{"negative interval", service.Config{ReconcileInterval: -time.Second, Provider: sb, Storage: db}, []string{"Config.ReconcileInterval"}},
 		{"lease within the attempt", service.Config{Provider: sb, Storage: db,
-			Dispatcher: service.DispatcherConfig{AttemptTimeout: time.Minute, Lease: 30 * time.Second}},
+			Dispatcher: events.DispatcherConfig{AttemptTimeout: time.Minute, Lease: 30 * time.Second}},
 			[]string{"Config.Dispatcher.Lease", "Config.Dispatcher.AttemptTimeout"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,7 +79,7 @@ func start(t *testing.T) *bundle {
 		Clock:                 clock,
 		// The workers' own passes stay out of the way; the test drives
 		// what it needs.
-		Dispatcher:        service.DispatcherConfig{PollInterval: time.Hour},
+		Dispatcher:        events.DispatcherConfig{PollInterval: time.Hour},
 		ExpireInterval:    time.Hour,
 		Provider:          sandbox.New(sandbox.Config{Clock: clock}),
 		ReconcileInterval: time.Hour,

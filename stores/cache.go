@@ -2,7 +2,11 @@ package stores
 
 import (
 	"bytes"
+	"context"
+	"strconv"
 	"sync"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
@@ -18,18 +22,60 @@ const KeyCacheSizeDefault = 1000
 // store change, in this process or, on PostgreSQL, in another, empties it,
 // and while changes cannot be heard it neither serves nor keeps anything.
 // It holds at most max stores; one more evicts one at random. Keys it
-// does not know (a bad key) are never kept.
+// does not know (a bad key) are never kept. Concurrent misses of one key
+// share one read.
 type keyCache[K comparable] struct {
-	watch storage.StoreWatcher
-	max   int
+	watch  storage.StoreWatcher
+	max    int
+	name   func(K) string // k's key in flight
+	flight singleflight.Group
 
 	mu    sync.RWMutex
 	epoch uint64 // the epoch in which every store of m was read
 	m     map[K]*keelpay.Store
 }
 
-func newKeyCache[K comparable](watch storage.StoreWatcher, max int) *keyCache[K] {
-	return &keyCache[K]{watch: watch, max: max, m: map[K]*keelpay.Store{}}
+func newKeyCache[K comparable](watch storage.StoreWatcher, max int, name func(K) string) *keyCache[K] {
+	return &keyCache[K]{watch: watch, max: max, name: name, m: map[K]*keelpay.Store{}}
+}
+
+// load returns the store cached under k or, on a miss, the one read
+// returns, and keeps it when the cache may. Concurrent misses of k in one
+// epoch share one read, so that an answer is never older than the cache's
+// own would be; the read outlives a caller that gives up (each waits only
+// as long as its own ctx), and each caller gets its own copy. Without a
+// cache (c nil), or while changes cannot be heard, it only reads.
+func (c *keyCache[K]) load(ctx context.Context, k K, read func(context.Context) (*keelpay.Store, error)) (*keelpay.Store, error) {
+	st, epoch, keep := c.get(k)
+	if st != nil {
+		return st, nil
+	}
+	if !keep {
+		return read(ctx)
+	}
+	ch := c.flight.DoChan(strconv.FormatUint(epoch, 36)+" "+c.name(k), func() (any, error) {
+		st, err := read(context.WithoutCancel(ctx))
+		if err == nil {
+			c.put(k, epoch, st)
+		}
+		return st, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return clone(r.Val.(*keelpay.Store)), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// clone is a copy of st that its holder may change.
+func clone(st *keelpay.Store) *keelpay.Store {
+	cp := *st
+	cp.SecretKeyHash = bytes.Clone(st.SecretKeyHash)
+	return &cp
 }
 
 // get returns a copy of the store cached under k, when the cache may
@@ -49,9 +95,7 @@ func (c *keyCache[K]) get(k K) (st *keelpay.Store, epoch uint64, keep bool) {
 	}
 	c.mu.RUnlock()
 	if st != nil {
-		cp := *st
-		cp.SecretKeyHash = bytes.Clone(st.SecretKeyHash)
-		return &cp, 0, false
+		return clone(st), 0, false
 	}
 	return nil, epoch, true
 }
@@ -60,8 +104,7 @@ func (c *keyCache[K]) get(k K) (st *keelpay.Store, epoch uint64, keep bool) {
 // has moved since (the store may have changed after it was read) or
 // changes can no longer be heard.
 func (c *keyCache[K]) put(k K, epoch uint64, st *keelpay.Store) {
-	cp := *st
-	cp.SecretKeyHash = bytes.Clone(st.SecretKeyHash)
+	cp := clone(st)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now, live := c.watch.StoreEpoch(); !live || now != epoch {
@@ -77,7 +120,7 @@ func (c *keyCache[K]) put(k K, epoch uint64, st *keelpay.Store) {
 			break
 		}
 	}
-	c.m[k] = &cp
+	c.m[k] = cp
 }
 
 // len is the number of stores cached in the current epoch, for tests.

@@ -45,7 +45,7 @@ func (w *watchedReads) StoreEpoch() (uint64, bool) {
 }
 
 func newService(db storage.Storage, clock *keelpaytest.Clock, sb *sandbox.Sandbox, size int) *stores.Service {
-	return stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db, KeyCacheSize: size})
+	return mustNew(stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db, KeyCacheSize: size}))
 }
 
 // authenticate authenticates key n times and returns how many reads of

@@ -2,6 +2,7 @@ package stores
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -52,7 +53,7 @@ type Config struct {
 	// turns it on.
 	AllowInsecureWebhooks bool
 	// CallTimeout bounds the provider's check of an application. Default
-	// 30 seconds.
+	// provider.CallTimeoutDefault.
 	CallTimeout time.Duration
 	// Clock defaults to keelpay.SystemClock.
 	Clock keelpay.Clock
@@ -79,20 +80,44 @@ type Service struct {
 	byPublishable *keyCache[string]
 }
 
-// New returns a Service.
-func New(cfg Config) *Service {
-	if cfg.Clock == nil {
-		cfg.Clock = keelpay.SystemClock{}
+// WithDefaults returns a copy of c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
+	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
+	c.KeyCacheSize = cmp.Or(c.KeyCacheSize, KeyCacheSizeDefault)
+	return c
+}
+
+// Validate reports every missing or out-of-range field of c (after
+// defaults), each naming its field.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs []error
+	if c.Provider == nil {
+		errs = append(errs, errors.New("stores: Config.Provider is required"))
 	}
-	if cfg.KeyCacheSize == 0 {
-		cfg.KeyCacheSize = KeyCacheSizeDefault
+	if c.Storage == nil {
+		errs = append(errs, errors.New("stores: Config.Storage is required"))
 	}
+	if c.CallTimeout < 0 {
+		errs = append(errs, fmt.Errorf("stores: Config.CallTimeout is %v; it must be positive", c.CallTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// New validates cfg, fills in its defaults and returns a Service. The
+// error names every missing or out-of-range field.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
 	s := &Service{cfg: cfg}
 	if w, ok := cfg.Storage.(storage.StoreWatcher); ok && cfg.KeyCacheSize > 0 {
-		s.bySecret = newKeyCache[[sha256.Size]byte](w, cfg.KeyCacheSize)
-		s.byPublishable = newKeyCache[string](w, cfg.KeyCacheSize)
+		s.bySecret = newKeyCache(w, cfg.KeyCacheSize, func(sum [sha256.Size]byte) string { return string(sum[:]) })
+		s.byPublishable = newKeyCache(w, cfg.KeyCacheSize, func(key string) string { return key })
 	}
-	return s
+	return s, nil
 }
 
 // SetupParams is the request of a setup.
@@ -394,23 +419,19 @@ func (s *Service) Authenticate(ctx context.Context, secretKey string) (*keelpay.
 		return nil, ErrInvalidAPIKey()
 	}
 	sum := sha256.Sum256([]byte(secretKey))
-	st, epoch, keep := s.bySecret.get(sum)
-	if st != nil {
-		return st, nil
-	}
-	hash := bytes.Clone(sum[:])
-	st, err := s.cfg.Storage.StoreGetBySecretKeyHash(ctx, hash)
+	st, err := s.bySecret.load(ctx, sum, func(ctx context.Context) (*keelpay.Store, error) {
+		hash := bytes.Clone(sum[:])
+		st, err := s.cfg.Storage.StoreGetBySecretKeyHash(ctx, hash)
+		if err == nil && subtle.ConstantTimeCompare(st.SecretKeyHash, hash) != 1 {
+			return nil, storage.ErrNotFound
+		}
+		return st, err
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, ErrInvalidAPIKey()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
-	}
-	if subtle.ConstantTimeCompare(st.SecretKeyHash, hash) != 1 {
-		return nil, ErrInvalidAPIKey()
-	}
-	if keep {
-		s.bySecret.put(sum, epoch, st)
 	}
 	return st, nil
 }
@@ -422,19 +443,14 @@ func (s *Service) AuthenticatePublishable(ctx context.Context, key string) (*kee
 	if !keelpay.ValidID(keelpay.PrefixPublishableKey, key) {
 		return nil, ErrInvalidAPIKey()
 	}
-	st, epoch, keep := s.byPublishable.get(key)
-	if st != nil {
-		return st, nil
-	}
-	st, err := s.cfg.Storage.StoreGetByPublishableKey(ctx, key)
+	st, err := s.byPublishable.load(ctx, key, func(ctx context.Context) (*keelpay.Store, error) {
+		return s.cfg.Storage.StoreGetByPublishableKey(ctx, key)
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, ErrInvalidAPIKey()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
-	}
-	if keep {
-		s.byPublishable.put(key, epoch, st)
 	}
 	return st, nil
 }

@@ -51,7 +51,7 @@ func TestSetupAndAuthenticate(t *testing.T) {
 	t.Parallel()
 	db, clock, sb := setup(t)
 	ctx := context.Background()
-	s := stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db})
+	s := mustNew(stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db}))
 	res, err := s.Setup(ctx, params)
 	require.NoError(t, err)
 	require.True(t, res.Created)
@@ -81,9 +81,9 @@ func TestWebhookAddressPolicy(t *testing.T) {
 	db, clock, sb := setup(t)
 	local := params
 	local.WebhookURL = "http://127.0.0.1:9000/hooks"
-	_, err := stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db}).Setup(context.Background(), local)
+	_, err := mustNew(stores.New(stores.Config{Clock: clock, Provider: sb, Storage: db})).Setup(context.Background(), local)
 	require.Equal(t, keelpay.CodeInvalidRequest, keelpay.ErrorCode(err))
-	_, err = stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db}).Setup(context.Background(), local)
+	_, err = mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: sb, Storage: db})).Setup(context.Background(), local)
 	require.NoError(t, err)
 }
 
@@ -108,7 +108,7 @@ func TestProviderAnswersBecomeSetupCodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			db, clock, sb := setup(t)
-			_, err := stores.New(stores.Config{Clock: clock, Provider: checkFails{sb, tc.err}, Storage: db}).Setup(context.Background(), params)
+			_, err := mustNew(stores.New(stores.Config{Clock: clock, Provider: checkFails{sb, tc.err}, Storage: db})).Setup(context.Background(), params)
 			e, ok := keelpay.AsError(err)
 			require.True(t, ok, "%v", err)
 			require.Equal(t, tc.code, e.Code)
@@ -121,7 +121,7 @@ func TestApplicationCheckHasATimeout(t *testing.T) {
 	t.Parallel()
 	db, clock, sb := setup(t)
 	// Without the time-out this would wait forever.
-	_, err := stores.New(stores.Config{CallTimeout: time.Millisecond, Clock: clock, Provider: checkHangs{sb}, Storage: db}).
+	_, err := mustNew(stores.New(stores.Config{CallTimeout: time.Millisecond, Clock: clock, Provider: checkHangs{sb}, Storage: db})).
 		Setup(context.Background(), params)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }

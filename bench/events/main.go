@@ -9,7 +9,7 @@
 // secret and secret key hash are what POST /v1/setup writes); a SQLite
 // database gets its key file beside it (<db>.key) as the reference server
 // makes it, so `refserver -db <db>` opens it as it is. Each event's body is
-// the envelope the services build (events.New over the public form of a
+// the envelope the services build (events.NewEvent over the public form of a
 // card, a payment intent or a refund, as the services emit them), about
 // 370 to 820 bytes; its delivery is what the dispatcher records after an
 // attempt the receiver accepted (or, for 1 in 1,000, after the last of
@@ -142,7 +142,11 @@ func setupStore(ctx context.Context, db storage.Storage) (*keelpay.Store, string
 		log.Fatal(err)
 	}
 	defer sb.Close()
-	res, err := stores.New(stores.Config{Storage: db, Provider: sb, AllowInsecureWebhooks: true}).Setup(ctx, stores.SetupParams{
+	st, err := stores.New(stores.Config{Storage: db, Provider: sb, AllowInsecureWebhooks: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := st.Setup(ctx, stores.SetupParams{
 		ClientID: "app_bench_events", ClientSecret: "secret_bench_events", WebhookURL: "http://127.0.0.1:9/hooks",
 	})
 	if err != nil {
@@ -217,7 +221,7 @@ func (g *generator) row(i int) row {
 		pi.SucceededAt = at
 		obj = payments.NewIntentObject(pi, false)
 	}
-	e, err := events.New(g.store.ID, typ, obj, at)
+	e, err := events.NewEvent(g.store.ID, typ, obj, at)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
@@ -311,10 +312,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// One Service is the whole of keelpay; sandbox mode accepts and
-	// delivers to http and private webhook URLs.
+	// delivers to http and private webhook URLs, and its deliveries
+	// misbehave on request (POST /sandbox/webhooks/faults).
+	var dispatcher events.DispatcherConfig
+	faults := sandbox.NewWebhookFaults()
+	if sandboxMode {
+		dispatcher.Interceptor = faults
+	}
 	svc, err := service.New(service.Config{
 		AllowInsecureWebhooks: sandboxMode,
 		Clock:                 serviceClock,
+		Dispatcher:            dispatcher,
 		Logger:                log,
 		Metrics:               metrics,
 		Provider:              prov,
@@ -343,7 +351,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			defer svc.Dispatcher().Notify()
 			return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx), svc.Purge(ctx))
 		})))
-		sbx := &sandboxAPI{dispatcher: svc.Dispatcher(), log: log, stores: svc.Stores(),
+		sbx := &sandboxAPI{webhookFaults: faults, log: log, stores: svc.Stores(),
 			trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}
 		mux.Handle("/sandbox/webhooks/faults", withRequestID(sbx.authed("GET, POST, DELETE", sbx.faults)))
 		mux.Handle("/sandbox/trigger", withRequestID(sbx.authed("POST", sbx.triggerEvent)))

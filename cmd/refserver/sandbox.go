@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -25,10 +25,10 @@ const sandboxBodyMax = 4 << 10
 
 // sandboxAPI serves the sandbox routes that act for a store.
 type sandboxAPI struct {
-	dispatcher *events.Dispatcher
-	log        *slog.Logger
-	stores     *stores.Service
-	trigger    *trigger
+	webhookFaults *sandbox.WebhookFaults
+	log           *slog.Logger
+	stores        *stores.Service
+	trigger       *trigger
 }
 
 // writeSandboxError renders err in the API's error envelope; anything that
@@ -121,8 +121,8 @@ type faultsJSON struct {
 	Seed               int64   `json:"seed"`
 }
 
-func newFaultsJSON(f events.Faults) faultsJSON {
-	if f == (events.Faults{}) {
+func newFaultsJSON(f sandbox.Faults) faultsJSON {
+	if f == (sandbox.Faults{}) {
 		return faultsJSON{}
 	}
 	return faultsJSON{
@@ -151,7 +151,7 @@ type faultsChange struct {
 func (s *sandboxAPI) faults(w http.ResponseWriter, r *http.Request, st *keelpay.Store) {
 	switch r.Method {
 	case http.MethodDelete:
-		if err := s.dispatcher.SetFaults(st.ID, events.Faults{}); err != nil {
+		if err := s.webhookFaults.Set(st.ID, sandbox.Faults{}); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -171,12 +171,12 @@ func (s *sandboxAPI) faults(w http.ResponseWriter, r *http.Request, st *keelpay.
 			name string
 			v    *float64
 		}{{"reorder_hold_seconds", body.ReorderHoldSeconds}, {"delay_seconds", body.DelaySeconds}} {
-			if d.v != nil && (*d.v != math.Trunc(*d.v) || *d.v < 0 || *d.v > events.FaultWaitMax.Seconds()) {
+			if d.v != nil && (*d.v != math.Trunc(*d.v) || *d.v < 0 || *d.v > sandbox.FaultWaitMax.Seconds()) {
 				s.writeError(w, r, keelpay.InvalidRequest(d.name, "invalid_"+d.name, d.name+" must be from 1 to 86400."))
 				return
 			}
 		}
-		f := s.dispatcher.StoreFaults(st.ID)
+		f := s.webhookFaults.Get(st.ID)
 		for _, c := range []struct {
 			to   *float64
 			from *float64
@@ -194,11 +194,11 @@ func (s *sandboxAPI) faults(w http.ResponseWriter, r *http.Request, st *keelpay.
 		if body.Seed != nil {
 			f.Seed = *body.Seed
 		}
-		if err := s.dispatcher.SetFaults(st.ID, f); err != nil {
+		if err := s.webhookFaults.Set(st.ID, f); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.log.Info("sandbox faults set", slog.String("store_id", st.ID), slog.Any("faults", newFaultsJSON(s.dispatcher.StoreFaults(st.ID))))
+		s.log.Info("sandbox faults set", slog.String("store_id", st.ID), slog.Any("faults", newFaultsJSON(s.webhookFaults.Get(st.ID))))
 	}
-	writeSandboxJSON(w, http.StatusOK, newFaultsJSON(s.dispatcher.StoreFaults(st.ID)))
+	writeSandboxJSON(w, http.StatusOK, newFaultsJSON(s.webhookFaults.Get(st.ID)))
 }

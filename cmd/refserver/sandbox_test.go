@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/webhooks/webhookstest"
 )
 
@@ -55,14 +55,14 @@ func TestSandboxFaults(t *testing.T) {
 	r = must(t, "POST", faults, key, map[string]any{"fail": 1})
 	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
 	require.EqualValues(t, 1, r.body["fail"])
-	require.EqualValues(t, events.ReorderHoldDefault.Seconds(), r.body["reorder_hold_seconds"])
+	require.EqualValues(t, sandbox.ReorderHoldDefault.Seconds(), r.body["reorder_hold_seconds"])
 	r = must(t, "POST", s.url+"/v1/webhooks/test", key, nil)
 	require.Equal(t, http.StatusAccepted, r.status)
 	id := r.str("id")
 	require.Equal(t, "connection_error", r.body["delivery"].(map[string]any)["last_failure"])
 	att := attemptsOf(t, s, key, id, 1)
 	require.Equal(t, "connection_error", att[0]["failure"])
-	require.Equal(t, events.FailedBody, att[0]["response_body"])
+	require.Equal(t, sandbox.FailedBody, att[0]["response_body"])
 	require.Empty(t, rec.Deliveries(), "the receiver was not called")
 
 	// Duplicate: sent twice, same id and bytes.
@@ -86,7 +86,7 @@ func TestSandboxFaults(t *testing.T) {
 	// A wait of 0 goes back to its default and turns nothing off.
 	r = must(t, "POST", faults, key, map[string]any{"reorder_hold_seconds": 0})
 	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
-	require.EqualValues(t, events.ReorderHoldDefault.Seconds(), r.body["reorder_hold_seconds"])
+	require.EqualValues(t, sandbox.ReorderHoldDefault.Seconds(), r.body["reorder_hold_seconds"])
 	require.EqualValues(t, 1, r.body["duplicate"])
 	require.EqualValues(t, 0.25, r.body["fail"])
 	require.Equal(t, r.body, must(t, "GET", faults, key, nil).body, "GET reads what POST answered")

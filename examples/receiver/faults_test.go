@@ -16,6 +16,7 @@ import (
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
+	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
 )
@@ -47,14 +48,15 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	store := storagetest.NewStoreRecord(clock.Now())
 	store.WebhookURL, store.WebhookSecret = tr.url, secret
 	require.NoError(t, db.StoreInsert(ctx, store))
-	d := events.NewDispatcher(events.DispatcherConfig{AllowInsecure: true, Clock: clock, Storage: db})
+	faults := sandbox.NewWebhookFaults()
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: clock, Interceptor: faults, Storage: db}))
 
 	intent := func(id, status string) map[string]any {
 		return map[string]any{"id": id, "object": "payment_intent", "status": status, "amount": 4200, "currency": "EUR", "reference": "order-" + id}
 	}
 	insert := func(typ keelpay.EventType, object any) string {
 		t.Helper()
-		e, err := events.New(store.ID, typ, object, clock.Now())
+		e, err := events.NewEvent(store.ID, typ, object, clock.Now())
 		require.NoError(t, err)
 		require.NoError(t, db.EventInsert(ctx, e))
 		clock.Advance(time.Second)
@@ -63,7 +65,7 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	intents := []string{"pi_1", "pi_2", "pi_3", "pi_4", "pi_5"}
 
 	// First attempts at paying failed: those events are held back.
-	require.NoError(t, d.SetFaults(store.ID, events.Faults{Duplicate: 1, Reorder: 1, Seed: 1}))
+	require.NoError(t, faults.Set(store.ID, sandbox.Faults{Duplicate: 1, Reorder: 1, Seed: 1}))
 	var ids []string
 	for _, pi := range intents {
 		ids = append(ids, insert(keelpay.EventPaymentIntentPaymentFailed, intent(pi, "requires_payment_method")))
@@ -72,7 +74,7 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5, n, "claimed and held back")
 	// Then the payments succeeded: delivered at once, twice each.
-	require.NoError(t, d.SetFaults(store.ID, events.Faults{Duplicate: 1, Seed: 1}))
+	require.NoError(t, faults.Set(store.ID, sandbox.Faults{Duplicate: 1, Seed: 1}))
 	for _, pi := range intents {
 		ids = append(ids, insert(keelpay.EventPaymentIntentSucceeded, intent(pi, "succeeded")))
 	}
@@ -83,7 +85,7 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 		require.Equal(t, 1, tr.fulfilments(t, pi), "fulfilled before the older failure arrives")
 	}
 	// The held failures arrive last, twice each.
-	clock.Advance(events.ReorderHoldDefault)
+	clock.Advance(sandbox.ReorderHoldDefault)
 	_, err = d.RunOnce(ctx)
 	require.NoError(t, err)
 	tr.waitServed(t, 10)

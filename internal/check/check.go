@@ -121,10 +121,10 @@ func Reference(s string) error {
 	return nil
 }
 
-// ErrInvalidMetadata is the error of metadata that is not an object of at
+// InvalidMetadata is the error of metadata that is not an object of at
 // most 50 string values with keys of 1 to 40 characters without brackets
 // and values of at most 500.
-func ErrInvalidMetadata() error {
+func InvalidMetadata() error {
 	return invalid("metadata", "invalid_metadata",
 		"metadata must be an object of at most 50 string values; keys 1 to 40 characters without [ or ], values at most 500.")
 }
@@ -132,13 +132,13 @@ func ErrInvalidMetadata() error {
 // Metadata checks an intent's metadata.
 func Metadata(m map[string]string) error {
 	if !fields.Metadata(m) {
-		return ErrInvalidMetadata()
+		return InvalidMetadata()
 	}
 	return nil
 }
 
-// ErrInvalidBilling is the error of billing that is not an object.
-func ErrInvalidBilling() error {
+// InvalidBilling is the error of billing that is not an object.
+func InvalidBilling() error {
 	return invalid("billing", "invalid_billing", "billing must be an object with country, state and postal_code.")
 }
 
@@ -197,9 +197,9 @@ func Billing(b *keelpay.Billing) (*keelpay.Billing, error) {
 	return &out, nil
 }
 
-// ErrInvalidPageOrigins is the error of page_origins that are not 1 to 10
+// InvalidPageOrigins is the error of page_origins that are not 1 to 10
 // distinct origins.
-func ErrInvalidPageOrigins() error {
+func InvalidPageOrigins() error {
 	return invalid("page_origins", "invalid_page_origins",
 		"page_origins must be 1 to 10 distinct origins scheme://host[:port] (https, or http for localhost), without a path.")
 }
@@ -208,7 +208,7 @@ func ErrInvalidPageOrigins() error {
 func PageOrigins(list []string) ([]string, error) {
 	out, ok := fields.PageOrigins(list)
 	if !ok {
-		return nil, ErrInvalidPageOrigins()
+		return nil, InvalidPageOrigins()
 	}
 	return out, nil
 }
@@ -255,16 +255,16 @@ func CardNumber(s string) (string, error) {
 	return digits, nil
 }
 
-// ErrInvalidExpiry is the invalid_expiry error of field exp_month or
+// InvalidExpiry is the invalid_expiry error of field exp_month or
 // exp_year.
-func ErrInvalidExpiry(field string) error {
+func InvalidExpiry(field string) error {
 	return invalid(field, "invalid_expiry", "The card's expiry (exp_month, exp_year) is not valid or has passed.")
 }
 
 // CardExpMonth checks exp_month: 1 to 12.
 func CardExpMonth(month int64) error {
 	if month < 1 || month > 12 {
-		return ErrInvalidExpiry("exp_month")
+		return InvalidExpiry("exp_month")
 	}
 	return nil
 }
@@ -278,13 +278,13 @@ func CardExpiry(month, year int64, now time.Time) error {
 		return err
 	}
 	if year < 1000 || year > 9999 || year < int64(now.UTC().Year()) {
-		return ErrInvalidExpiry("exp_year")
+		return InvalidExpiry("exp_year")
 	}
 	if !fields.Expiry(int(month), int(year), now) {
 		if year == int64(now.UTC().Year()) {
-			return ErrInvalidExpiry("exp_month")
+			return InvalidExpiry("exp_month")
 		}
-		return ErrInvalidExpiry("exp_year")
+		return InvalidExpiry("exp_year")
 	}
 	return nil
 }
@@ -310,9 +310,9 @@ func CardName(s string) error {
 	return nil
 }
 
-// ErrInvalidCursor is the 400 of a list cursor (starting_after or
+// InvalidCursor is the 400 of a list cursor (starting_after or
 // ending_before) that is not the id of an object of the list.
-func ErrInvalidCursor(field string) error {
+func InvalidCursor(field string) error {
 	return keelpay.InvalidRequest(field, "invalid_"+field, field+" must be the id of a payment intent of the store.")
 }
 

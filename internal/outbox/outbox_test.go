@@ -24,7 +24,7 @@ func TestCommitAnnouncesOnlyWhatCommitted(t *testing.T) {
 	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	res, err := stores.New(stores.Config{Provider: sandbox.New(sandbox.Config{}), Storage: db}).Setup(ctx,
+	res, err := mustNew(stores.New(stores.Config{Provider: sandbox.New(sandbox.Config{}), Storage: db})).Setup(ctx,
 		stores.SetupParams{ClientID: "app_shop", ClientSecret: "secret_shop", WebhookURL: "https://shop.example/hooks"})
 	require.NoError(t, err)
 	storeID := res.Store.ID

@@ -16,10 +16,6 @@ import (
 	"github.com/keelpay/keelpay/provider"
 )
 
-// TimeoutDefault bounds a provider call when the service sets no other
-// time-out.
-const TimeoutDefault = 30 * time.Second
-
 // Retry-After defaults, when the provider gives none.
 const (
 	UnavailableRetryAfter   = 30 * time.Second
@@ -27,11 +23,11 @@ const (
 )
 
 // Context returns the context of one provider call: it keeps ctx's values
-// but not its cancellation, and ends after timeout (TimeoutDefault when not
-// positive).
+// but not its cancellation, and ends after timeout
+// (provider.CallTimeoutDefault when not positive).
 func Context(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if timeout <= 0 {
-		timeout = TimeoutDefault
+		timeout = provider.CallTimeoutDefault
 	}
 	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }

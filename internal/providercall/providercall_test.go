@@ -60,5 +60,5 @@ func TestContextOutlivesTheRequest(t *testing.T) {
 	defer done()
 	deadline, ok = call.Deadline()
 	require.True(t, ok)
-	require.WithinDuration(t, time.Now().Add(TimeoutDefault), deadline, time.Minute, "no time-out given: the default")
+	require.WithinDuration(t, time.Now().Add(provider.CallTimeoutDefault), deadline, time.Minute, "no time-out given: the default")
 }

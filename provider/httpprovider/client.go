@@ -20,8 +20,8 @@ import (
 // Defaults of Config.
 const (
 	// TimeoutDefault bounds each call. It is below the services' own
-	// bounds (payments.CallTimeoutDefault, refunds.ProviderTimeout), so
-	// that a call that hangs ends here, as an unknown outcome.
+	// bound (provider.CallTimeoutDefault), so that a call that hangs ends
+	// here, as an unknown outcome.
 	TimeoutDefault = 10 * time.Second
 	// maxConnsDefault is how many idle connections the default client
 	// keeps to the server: enough for a busy process's concurrent calls.

@@ -66,4 +66,17 @@
 // Go. After an answer the sandbox calls the [provider.NotifyFunc] set with
 // [Sandbox.SetNotifier]; the service then looks the charge up. Unknown
 // outcomes do not notify: the service polls for them.
+//
+// # Webhook faults
+//
+// [WebhookFaults] makes a store's webhook deliveries misbehave on purpose
+// within the delivery contract (duplicates, reordering, delays, failures;
+// see [Faults]), so that a receiver can be rehearsed against what
+// production does by accident. It is handed to the dispatcher as its
+// interceptor (events.DispatcherConfig.Interceptor); the production
+// dispatcher has none:
+//
+//	faults := sandbox.NewWebhookFaults()
+//	svc, err := service.New(service.Config{Dispatcher: events.DispatcherConfig{Interceptor: faults}, ...})
+//	err = faults.Set(storeID, sandbox.Faults{Duplicate: 1, Seed: 1})
 package sandbox

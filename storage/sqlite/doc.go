@@ -15,7 +15,7 @@
 //		return err
 //	}
 //	defer db.Close()
-//	pay := payments.New(payments.Config{Provider: prov, Storage: db})
+//	svc, err := service.New(service.Config{Provider: prov, Storage: db})
 //
 // Secrets (webhook secrets, client secrets of card sessions and intents,
 // stored responses) are sealed with Config.Keyring on the way in and opened

@@ -1,21 +1,21 @@
-package events
+package sandbox
 
 import (
-	"context"
 	"encoding/binary"
 	"hash/fnv"
 	"math"
-	"net/http"
+	"sync"
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Faults make a store's deliveries misbehave on purpose, so that a
+// Faults make a store's webhook deliveries misbehave on purpose, so that a
 // developer can rehearse a receiver against what production can do. They
-// are a sandbox tool: the reference server offers them only in sandbox
-// mode. Each share is a probability from 0 to 1, drawn per event (and per
+// are a sandbox tool, set through [WebhookFaults]: the reference server
+// offers them only in sandbox mode. Each share is a probability from 0 to 1, drawn per event (and per
 // attempt) from Seed, so a test that sets a seed sees the same faults for
 // the same events.
 //
@@ -84,26 +84,38 @@ func (f Faults) Check() (Faults, error) {
 	return f, nil
 }
 
-// SetFaults makes the store's deliveries from this dispatcher misbehave
-// as f says (after f.Check); the zero Faults turns them off. Faults live
-// in this dispatcher's memory: other processes deliver normally.
-func (d *Dispatcher) SetFaults(storeID string, f Faults) error {
+// WebhookFaults holds the delivery faults of each store and applies them
+// to a dispatcher's attempts: hand it to the dispatcher as its
+// Interceptor (events.DispatcherConfig.Interceptor, or
+// service.Config.Dispatcher.Interceptor). Faults live in its memory, so
+// only the dispatchers it was handed to misbehave; other processes
+// deliver normally. It is safe for concurrent use.
+type WebhookFaults struct {
+	faults sync.Map // store id -> Faults
+	held   sync.Map // event id -> struct{}: held once by a fault
+}
+
+// NewWebhookFaults returns a WebhookFaults with no fault set.
+func NewWebhookFaults() *WebhookFaults { return &WebhookFaults{} }
+
+// Set makes the store's deliveries misbehave as f says (after f.Check);
+// the zero Faults turns them off.
+func (w *WebhookFaults) Set(storeID string, f Faults) error {
 	if f == (Faults{}) {
-		d.faults.Delete(storeID)
+		w.faults.Delete(storeID)
 		return nil
 	}
 	f, err := f.Check()
 	if err != nil {
 		return err
 	}
-	d.faults.Store(storeID, f)
+	w.faults.Store(storeID, f)
 	return nil
 }
 
-// StoreFaults returns the store's faults; the zero Faults when none are
-// set.
-func (d *Dispatcher) StoreFaults(storeID string) Faults {
-	if f, ok := d.faults.Load(storeID); ok {
+// Get returns the store's faults; the zero Faults when none are set.
+func (w *WebhookFaults) Get(storeID string) Faults {
+	if f, ok := w.faults.Load(storeID); ok {
 		return f.(Faults)
 	}
 	return Faults{}
@@ -127,21 +139,20 @@ func (f Faults) roll(kind string, job *storage.DeliveryJob, share float64) bool 
 	return float64(h.Sum64()>>11)/(1<<53) < share
 }
 
-// faulted applies the store's faults to an attempt that is about to be
-// made. It returns the result to record instead of posting (a hold or a
-// simulated failure), or ok false to post as usual; dup says to post a
-// success twice.
-func (d *Dispatcher) faulted(job *storage.DeliveryJob, started time.Time) (res storage.DeliveryResult, ok, dup bool) {
-	v, found := d.faults.Load(job.StoreID)
+// Intercept applies the store's faults to an attempt that is about to be
+// made: a hold (reorder or delay) of an event's first attempt, a failure
+// without calling the receiver, or a success sent twice.
+func (w *WebhookFaults) Intercept(job *storage.DeliveryJob, _ time.Time) events.Intervention {
+	v, found := w.faults.Load(job.StoreID)
 	if !found {
-		return res, false, false
+		return events.Intervention{}
 	}
 	f := v.(Faults)
 	// Holds apply to an event's first attempt only, once: a held delivery
 	// keeps no attempt, so the next claim finds it new again and must not
 	// hold it a second time.
 	if job.Attempts == 0 {
-		if _, held := d.held.LoadAndDelete(job.EventID); !held {
+		if _, held := w.held.LoadAndDelete(job.EventID); !held {
 			var wait time.Duration
 			switch {
 			case f.roll("reorder", job, f.Reorder):
@@ -150,25 +161,13 @@ func (d *Dispatcher) faulted(job *storage.DeliveryJob, started time.Time) (res s
 				wait = f.DelayBy
 			}
 			if wait > 0 {
-				d.held.Store(job.EventID, struct{}{})
-				return storage.DeliveryResult{EventID: job.EventID, LeaseToken: job.LeaseToken,
-					Delivery: keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: started.Add(wait)}}, true, false
+				w.held.Store(job.EventID, struct{}{})
+				return events.Intervention{Hold: wait}
 			}
 		}
 	}
 	if f.roll("fail", job, f.Fail) {
-		return d.result(job, started, 0, keelpay.FailureConnectionError, FailedBody, 0), true, false
+		return events.Intervention{Fail: FailedBody}
 	}
-	return res, false, f.roll("duplicate", job, f.Duplicate)
-}
-
-// postTwice posts a delivery and, when the receiver accepted it, posts
-// the same request again: same webhook-id, same body bytes. The first
-// answer is the one recorded.
-func (d *Dispatcher) postTwice(ctx context.Context, job *storage.DeliveryJob, wall time.Time) (int, keelpay.DeliveryFailure, string, error) {
-	status, failure, body, err := d.post(ctx, job, wall)
-	if failure == "" && err == nil && status >= http.StatusOK {
-		_, _, _, _ = d.post(ctx, job, wall)
-	}
-	return status, failure, body, err
+	return events.Intervention{Twice: f.roll("duplicate", job, f.Duplicate)}
 }
