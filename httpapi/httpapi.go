@@ -152,7 +152,7 @@ const (
 	keyed
 	// keyInTx: as keyed, but the key is taken in the transaction of the
 	// service's first change instead of a commit of its own (see
-	// api.keyInTx). Only for handlers whose service changes nothing
+	// api.runKeyInTx). Only for handlers whose service changes nothing
 	// before its first Step or Finish of the key, and does nothing a
 	// second run would repeat before then.
 	keyInTx

@@ -80,7 +80,7 @@ const (
 //
 // With mode keyInTx the key is not taken in a commit of its own: the
 // service takes it in the transaction of the request's first change (see
-// [api.keyInTx]). Only for routes whose services change nothing before
+// [api.runKeyInTx]). Only for routes whose services change nothing before
 // their first Step or Finish of the key.
 func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, mode keyMode) {
 	values, present := r.Header["Idempotency-Key"]
@@ -123,7 +123,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		rec, err := a.cfg.Storage.IdempotencyGet(ctx, c.store.ID, key)
 		switch {
 		case errors.Is(err, storage.ErrNotFound) || err == nil && !now.Before(rec.ExpiresAt):
-			if a.keyInTx(w, r, c, h, begin) {
+			if a.runKeyInTx(w, r, c, h, begin) {
 				return
 			}
 			// The handler read the body: put it back for the run below.
@@ -145,7 +145,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 	}
 	// The key is taken in a commit of its own (or the key was found in
 	// use above, and this request is answered as a retry). The token
-	// holds no record: keyInTx gives up only when it took nothing.
+	// holds no record: runKeyInTx gives up only when it took nothing.
 	token := begin.LockToken
 	rec, began, err := a.cfg.Storage.IdempotencyBegin(ctx, begin)
 	switch {
@@ -189,17 +189,17 @@ func errKeyReused() error {
 		"The Idempotency-Key was already used with another method, path or body.")
 }
 
-// keyInTx runs the handler of a request whose key is free as far as a
+// runKeyInTx runs the handler of a request whose key is free as far as a
 // read can tell, without a commit for the key: the first change the
 // service makes takes the key in its own transaction (Begin of the
-// [idempotency.Key] the handler passes it),
-// and the last one stores the response with it, so a create or a confirm
-// costs no commit more than without a key. The response is held until
+// [idempotency.Key] the handler passes it), and the last one stores the
+// response with it, so a create or a confirm costs no commit more than
+// without a key. The response is held until
 // then. It reports false, having sent nothing, when the key turned out to
 // be in use (held, answered, or left with progress by a run that did not
 // finish): the caller then answers as for a retry. A response stored that
 // way is 409 or 404 about the state of things, decided without a change.
-func (a *api) keyInTx(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams) bool {
+func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams) bool {
 	claim := &idempotency.Key{StoreID: begin.StoreID, Key: begin.Key, LockToken: begin.LockToken, Begin: &begin}
 	c.key = claim
 	rw := &recordingWriter{ResponseWriter: w, header: http.Header{}}
