@@ -3,12 +3,14 @@ package events
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -74,8 +76,10 @@ var testObject = map[string]string{"message": "test"}
 
 // SendTest creates a webhook.test event for the store and makes its first
 // attempt before returning it with its delivery state. At most TestLimit
-// per TestLimitWindow per store (429 rate_limited).
-func (s *Service) SendTest(ctx context.Context, storeID string) (*keelpay.Event, error) {
+// per TestLimitWindow per store (429 rate_limited). key is the request's
+// idempotency key, or nil: the event's creation is recorded on it, so
+// that a retry answers with this event rather than sending another.
+func (s *Service) SendTest(ctx context.Context, storeID string, key *idempotency.Key) (*keelpay.Event, error) {
 	now := s.cfg.Clock.Now()
 	wait, err := s.cfg.Storage.RateLimitTake(ctx, now,
 		storage.RateLimit{Key: "webhook_test:" + storeID, Limit: TestLimit, Window: TestLimitWindow})
@@ -101,7 +105,7 @@ func (s *Service) SendTest(ctx context.Context, storeID string) (*keelpay.Event,
 		}
 		// A retry of this request after a crash answers with this event
 		// instead of sending another.
-		return idem.Step(ctx, tx, idem.Created, e.ID)
+		return key.Step(ctx, tx, idempotency.Created, e.ID)
 	}, e)
 	if err != nil {
 		return nil, fmt.Errorf("webhook test: %w", err)
@@ -227,6 +231,10 @@ type RedeliverManyParams struct {
 	// StartingAfter continues a bulk redelivery that matched more than
 	// RedeliverMax events: the Next of the previous call.
 	StartingAfter string
+	// Idempotency, when set, is the request's idempotency key: the answer
+	// is stored with what the call queued (see package idempotency). nil:
+	// no key.
+	Idempotency *idempotency.Key
 }
 
 // RedeliverManyResult says what a bulk redelivery did.
@@ -236,6 +244,30 @@ type RedeliverManyResult struct {
 	// Next, when not empty, is the event to continue after: more events
 	// matched than one call queues.
 	Next string
+}
+
+// JSON is the JSON of the answer to a bulk redelivery: the one rendering
+// of it, for the response and for the answer stored with an idempotency
+// key.
+func (r RedeliverManyResult) JSON() []byte {
+	out := redeliveryJSON{Object: "redelivery", Queued: r.Queued, HasMore: r.Next != ""}
+	if r.Next != "" {
+		out.NextStartingAfter = &r.Next
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		// Always marshals; this is a programming error.
+		panic("events: marshal: " + err.Error())
+	}
+	return b
+}
+
+// redeliveryJSON is the wire form of RedeliverManyResult.
+type redeliveryJSON struct {
+	Object            string  `json:"object"`
+	Queued            int     `json:"queued"`
+	HasMore           bool    `json:"has_more"`
+	NextStartingAfter *string `json:"next_starting_after"`
 }
 
 // RedeliverMany queues a fresh attempt, due now, for every event of the
@@ -272,7 +304,10 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 		// With an Idempotency-Key the answer commits with what it
 		// queued: a retry after a crash reports these counts rather than
 		// queueing again.
-		return idem.Finish(ctx, tx, p.StoreID, res)
+		if key := p.Idempotency; key != nil {
+			return key.Finish(ctx, tx, p.StoreID, http.StatusOK, res.JSON())
+		}
+		return nil
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return RedeliverManyResult{}, keelpay.InvalidRequest("starting_after", "invalid_starting_after", cursorMsg)

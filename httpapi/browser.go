@@ -76,11 +76,11 @@ func loadAssets() *browserAssets {
 // card field needs the payments service; the script does not.
 func (a *api) browserRoutes() []route {
 	rs := []route{
-		{"GET", scriptPath, authNone, a.script},
-		{"GET", scriptIntegrityPath, authNone, a.scriptIntegrity},
+		{"GET", scriptPath, authNone, noKey, a.script},
+		{"GET", scriptIntegrityPath, authNone, noKey, a.scriptIntegrity},
 	}
 	if a.cfg.Payments != nil {
-		rs = append(rs, route{"GET", cardFieldPath, authNone, a.cardField})
+		rs = append(rs, route{"GET", cardFieldPath, authNone, noKey, a.cardField})
 	}
 	return rs
 }

@@ -46,6 +46,34 @@
 // health check): mount promhttp and [Health] beside it, where they belong.
 // docs/operating.md lists every metric.
 //
+// # Idempotency-Key
+//
+// Every POST made with a store's secret key honours an Idempotency-Key
+// (docs/api.md describes it for clients). The handler keeps the keys in
+// Config.Storage and hands each keyed request's hold on its key, an
+// [github.com/keelpay/keelpay/idempotency.Key], to the service it calls,
+// in the method's parameters (the Idempotency field of
+// [github.com/keelpay/keelpay/payments.IntentParams] and the like). The
+// service records each step it commits on the key in the same
+// transaction, and stores the answer with its last change: a retry after
+// a crash resumes from the last step that committed, and a create that
+// committed answers with the answer stored beside the object. A program
+// that calls the services directly passes nil and gets none of this.
+//
+// Answers are the JSON of the objects as the services render them
+// ([github.com/keelpay/keelpay/payments.AppendIntentJSON],
+// [github.com/keelpay/keelpay/refunds.JSON], ...): the same bytes in a
+// response, in the answer stored for a key and in an event's body.
+//
+// Each route says how it takes a key in its route table entry: not at all
+// (GETs, the browser's routes), locked in a commit of its own before the
+// handler runs, or taken in the transaction of the service's first
+// change, which costs no commit of its own. A new keyed route is an entry
+// with its mode, a handler that passes the caller's key to the service
+// and writes the object the service returns with the object's JSON
+// function, and a service that calls the key's Step and Finish in its
+// transactions (see package idempotency).
+//
 // # Browser routes
 //
 // The handler also serves the browser script (GET /js/v1/keelpay.js) and

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -10,17 +9,18 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/wirejson"
 )
 
 // eventRoutes are the routes of webhook tests and events.
 func (a *api) eventRoutes() []route {
 	return []route{
-		{"POST", "/v1/webhooks/test", authSecret, a.webhookTest},
-		{"GET", "/v1/events", authSecret, a.listEvents},
-		{"GET", "/v1/events/{id}", authSecret, a.getEvent},
-		{"POST", "/v1/events/{id}/redeliver", authSecret, a.redeliverEvent},
-		{"POST", "/v1/events/redeliver", authSecret, a.redeliverEvents},
-		{"GET", "/v1/events/{id}/attempts", authSecret, a.listAttempts},
+		{"POST", "/v1/webhooks/test", authSecret, keyed, a.webhookTest},
+		{"GET", "/v1/events", authSecret, noKey, a.listEvents},
+		{"GET", "/v1/events/{id}", authSecret, noKey, a.getEvent},
+		{"POST", "/v1/events/{id}/redeliver", authSecret, keyed, a.redeliverEvent},
+		{"POST", "/v1/events/redeliver", authSecret, keyed, a.redeliverEvents},
+		{"GET", "/v1/events/{id}/attempts", authSecret, noKey, a.listAttempts},
 	}
 }
 
@@ -37,7 +37,7 @@ func appendEvent(out []byte, e *keelpay.Event) []byte {
 	out = append(out, body[:len(body)-1]...)
 	out = append(out, `,"delivery":{"status":`...)
 	d := e.Delivery
-	out = appendJSONString(out, string(d.Status))
+	out = wirejson.AppendString(out, string(d.Status))
 	out = append(out, `,"attempts":`...)
 	out = strconv.AppendInt(out, int64(d.Attempts), 10)
 	out = append(out, `,"last_attempt_at":`...)
@@ -52,7 +52,7 @@ func appendEvent(out []byte, e *keelpay.Event) []byte {
 	}
 	out = append(out, `,"last_failure":`...)
 	if d.LastFailure != "" {
-		out = appendJSONString(out, string(d.LastFailure))
+		out = wirejson.AppendString(out, string(d.LastFailure))
 	} else {
 		out = append(out, "null"...)
 	}
@@ -65,21 +65,6 @@ func appendTime(out []byte, t time.Time) []byte {
 	}
 	out = append(out, '"')
 	out = t.UTC().AppendFormat(out, time.RFC3339)
-	return append(out, '"')
-}
-
-// appendJSONString appends s as a JSON string; the delivery's fields are
-// short ASCII words, which need no escaping, and anything else goes
-// through encoding/json.
-func appendJSONString(out []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s)
-			return append(out, b...)
-		}
-	}
-	out = append(out, '"')
-	out = append(out, s...)
 	return append(out, '"')
 }
 
@@ -97,7 +82,7 @@ func (a *api) webhookTest(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	e, err := a.cfg.Events.SendTest(r.Context(), c.store.ID)
+	e, err := a.cfg.Events.SendTest(r.Context(), c.store.ID, c.key)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
@@ -241,14 +226,6 @@ func (a *api) listAttempts(w http.ResponseWriter, r *http.Request, c caller) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// redeliveryJSON answers a bulk redelivery.
-type redeliveryJSON struct {
-	Object            string  `json:"object"`
-	Queued            int     `json:"queued"`
-	HasMore           bool    `json:"has_more"`
-	NextStartingAfter *string `json:"next_starting_after"`
-}
-
 func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	obj, err := readObject(w, r, true)
 	if err == nil {
@@ -278,19 +255,11 @@ func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) 
 		a.writeError(w, r, keelpay.InvalidRequest("type", "invalid_type", "type must be one of the event types."))
 		return
 	}
-	answersWith(r, redeliveryAnswer)
+	p.Idempotency = c.key
 	res, err := a.cfg.Events.RedeliverMany(r.Context(), p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, res, redeliveryAnswer)
-}
-
-func redeliveryAnswer(res events.RedeliverManyResult) (int, any) {
-	out := redeliveryJSON{Object: "redelivery", Queued: res.Queued, HasMore: res.Next != ""}
-	if res.Next != "" {
-		out.NextStartingAfter = &res.Next
-	}
-	return http.StatusOK, out
+	writeRaw(w, http.StatusOK, res.JSON())
 }

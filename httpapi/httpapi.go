@@ -16,6 +16,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/tracing"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/refunds"
@@ -130,25 +131,41 @@ type caller struct {
 	// publishable is true when the key was the publishable key: the
 	// browser, which may only act with an object's client_secret.
 	publishable bool
+	// key is the request's Idempotency-Key, held or to be taken (see
+	// keyMode), or nil: the handler passes it to its service as it is.
+	key *idempotency.Key
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c caller)
 
+// keyMode says how a route takes the Idempotency-Key of a POST made with
+// the secret key (see api.idempotent).
+type keyMode int
+
+const (
+	// noKey: the route takes no key (GETs, and routes only the browser's
+	// publishable key calls).
+	noKey keyMode = iota
+	// keyed: the key is locked in a commit of its own before the handler
+	// runs; the handler passes c.key to its service, which records its
+	// steps and its answer on it.
+	keyed
+	// keyInTx: as keyed, but the key is taken in the transaction of the
+	// service's first change instead of a commit of its own (see
+	// api.runKeyInTx). Only for handlers whose service changes nothing
+	// before its first Step or Finish of the key, and does nothing a
+	// second run would repeat before then.
+	keyInTx
+)
+
+// route is one entry of the route table: method, path, the key it needs
+// and how it takes an Idempotency-Key.
 type route struct {
 	method  string
 	path    string
 	auth    auth
+	key     keyMode
 	handler handlerFunc
-}
-
-// keyInTx are the routes whose Idempotency-Key is taken in the
-// transaction of the request's first change, not in a commit of its own
-// (see api.keyInTx): their services change nothing before their first
-// idem.Step or idem.Finish.
-var keyInTx = map[string]bool{
-	"/v1/card_sessions":                true,
-	"/v1/payment_intents":              true,
-	"/v1/payment_intents/{id}/confirm": true,
 }
 
 // table collects every feature's route table: each feature's file has its
@@ -157,7 +174,7 @@ var keyInTx = map[string]bool{
 func (a *api) table() []route {
 	return slices.Concat(
 		[]route{
-			{"POST", "/v1/setup", authOptionalKey, a.setup},
+			{"POST", "/v1/setup", authOptionalKey, keyed, a.setup},
 		},
 		a.eventRoutes(),
 		a.paymentRoutes(),
@@ -172,6 +189,10 @@ func (a *api) routes() {
 	methods := map[string][]string{}
 	var paths []string
 	for _, rt := range a.table() {
+		if rt.method == http.MethodPost && rt.auth != authPublishable && rt.key == noKey {
+			// Every POST the secret key makes takes an Idempotency-Key.
+			panic("httpapi: route " + rt.method + " " + rt.path + " has no key mode")
+		}
 		if methods[rt.path] == nil {
 			paths = append(paths, rt.path)
 		}
@@ -257,8 +278,8 @@ func (a *api) endpoint(rt route) http.Handler {
 		if c.store != nil {
 			setStore(r, c.store.ID)
 		}
-		if rt.method == http.MethodPost && c.store != nil && !c.publishable {
-			a.idempotent(w, r, c, rt.handler, keyInTx[rt.path])
+		if rt.key != noKey && c.store != nil && !c.publishable {
+			a.idempotent(w, r, c, rt.handler, rt.key)
 			return
 		}
 		rt.handler(w, r, c)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -63,9 +63,10 @@ const (
 //
 //   - the key is free: it is locked for this request and the handler runs;
 //     its response is stored (see [storedResponse] for which are) and sent.
-//     The services record each step the request commits in the same
-//     transaction (internal/idem), and store the response in the
-//     transaction of the last change where they can;
+//     The handler passes the key (c.key, an [idempotency.Key]) to its
+//     service, which records each step the request commits in the same
+//     transaction, and stores the response in the transaction of the last
+//     change where it can;
 //   - the key was held by a run that did not finish (its process died, or
 //     it failed after a change): this request takes it over and resumes
 //     from the last step committed (see [api.resume]) instead of running
@@ -77,11 +78,11 @@ const (
 //   - the first request finished: its status and body bytes are sent again
 //     with Idempotent-Replayed: true; the handler does not run.
 //
-// With keyInTx the key is not taken in a commit of its own: the service
-// takes it in the transaction of the request's first change (see
-// [api.keyInTx]). Only for routes whose services change nothing before
-// their first idem.Step or idem.Finish.
-func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, keyInTx bool) {
+// With mode keyInTx the key is not taken in a commit of its own: the
+// service takes it in the transaction of the request's first change (see
+// [api.runKeyInTx]). Only for routes whose services change nothing before
+// their first Step or Finish of the key.
+func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, mode keyMode) {
 	values, present := r.Header["Idempotency-Key"]
 	if !present {
 		h(w, r, c)
@@ -116,13 +117,13 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		LockedUntil: now.Add(IdempotencyLockTimeout),
 		ExpiresAt:   now.Add(IdempotencyKeyTTL),
 	}
-	if keyInTx {
+	if mode == keyInTx {
 		// A read tells whether the key is free; if it is, no commit of its
 		// own: the service takes it with its first change.
 		rec, err := a.cfg.Storage.IdempotencyGet(ctx, c.store.ID, key)
 		switch {
 		case errors.Is(err, storage.ErrNotFound) || err == nil && !now.Before(rec.ExpiresAt):
-			if a.keyInTx(w, r, c, h, begin) {
+			if a.runKeyInTx(w, r, c, h, begin) {
 				return
 			}
 			// The handler read the body: put it back for the run below.
@@ -144,7 +145,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 	}
 	// The key is taken in a commit of its own (or the key was found in
 	// use above, and this request is answered as a retry). The token
-	// holds no record: keyInTx gives up only when it took nothing.
+	// holds no record: runKeyInTx gives up only when it took nothing.
 	token := begin.LockToken
 	rec, began, err := a.cfg.Storage.IdempotencyBegin(ctx, begin)
 	switch {
@@ -162,8 +163,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		return
 	}
 
-	claim := &idem.Claim{StoreID: c.store.ID, Key: key, LockToken: token}
-	r = r.WithContext(idem.NewContext(ctx, claim))
+	c.key = &idempotency.Key{StoreID: c.store.ID, Key: key, LockToken: token}
 	rw := &recordingWriter{ResponseWriter: w}
 	defer func() {
 		p := recover()
@@ -173,7 +173,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			// stores the body that is sent.
 			a.writeError(rw, r, keelpay.NewError(keelpay.CodeInternalError, "Internal error."))
 		}
-		a.finishIdempotent(r, c.store.ID, key, token, rw)
+		a.finishIdempotent(r, c.key, rw)
 		if p != nil {
 			panic(p)
 		}
@@ -189,18 +189,19 @@ func errKeyReused() error {
 		"The Idempotency-Key was already used with another method, path or body.")
 }
 
-// keyInTx runs the handler of a request whose key is free as far as a
+// runKeyInTx runs the handler of a request whose key is free as far as a
 // read can tell, without a commit for the key: the first change the
-// service makes takes the key in its own transaction (idem.Claim.Begin),
-// and the last one stores the response with it, so a create or a confirm
-// costs no commit more than without a key. The response is held until
+// service makes takes the key in its own transaction (Begin of the
+// [idempotency.Key] the handler passes it), and the last one stores the
+// response with it, so a create or a confirm costs no commit more than
+// without a key. The response is held until
 // then. It reports false, having sent nothing, when the key turned out to
 // be in use (held, answered, or left with progress by a run that did not
 // finish): the caller then answers as for a retry. A response stored that
 // way is 409 or 404 about the state of things, decided without a change.
-func (a *api) keyInTx(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams) bool {
-	claim := &idem.Claim{StoreID: begin.StoreID, Key: begin.Key, LockToken: begin.LockToken, Begin: &begin}
-	r = r.WithContext(idem.NewContext(r.Context(), claim))
+func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams) bool {
+	claim := &idempotency.Key{StoreID: begin.StoreID, Key: begin.Key, LockToken: begin.LockToken, Begin: &begin}
+	c.key = claim
 	rw := &recordingWriter{ResponseWriter: w, header: http.Header{}}
 	panicked := true
 	defer func() {
@@ -224,7 +225,7 @@ func (a *api) keyInTx(w http.ResponseWriter, r *http.Request, c caller, h handle
 	stored := storedResponse(status, rw.header, body)
 	var err error
 	if claim.Began() {
-		err = a.settleKey(ctx, begin.StoreID, begin.Key, begin.LockToken, claim, status, rw.header, body)
+		err = a.settleKey(ctx, claim, status, rw.header, body)
 	}
 	if (!claim.Began() || errors.Is(err, storage.ErrNotFound)) && stored {
 		// Nothing took the key (or the transaction that took it rolled
@@ -234,7 +235,7 @@ func (a *api) keyInTx(w http.ResponseWriter, r *http.Request, c caller, h handle
 	} else if errors.Is(err, storage.ErrNotFound) {
 		err = nil // nothing to free
 	}
-	if errors.Is(err, idem.ErrKeyBusy) {
+	if errors.Is(err, idempotency.ErrKeyBusy) {
 		return false
 	}
 	if err != nil {
@@ -245,41 +246,41 @@ func (a *api) keyInTx(w http.ResponseWriter, r *http.Request, c caller, h handle
 }
 
 // storeAnswer keeps the answer of a request that changed nothing for its
-// key, in one commit; idem.ErrKeyBusy when another run took the key
+// key, in one commit; idempotency.ErrKeyBusy when another run took the key
 // meanwhile.
 func (a *api) storeAnswer(ctx context.Context, begin storage.IdempotencyBeginParams, status int, body []byte) error {
 	taken, err := a.cfg.Storage.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
-		IdempotencyBeginParams: begin, RecoveryPoint: idem.Done, Status: status, Body: body,
+		IdempotencyBeginParams: begin, RecoveryPoint: idempotency.Done, Status: status, Body: body,
 	})
 	if err == nil && !taken {
-		err = idem.ErrKeyBusy
+		err = idempotency.ErrKeyBusy
 	}
 	return err
 }
 
-// settleKey stores the response of the run that holds the key with token,
-// or frees the key when the response is not kept (see storedResponse).
-// Nothing is left to do when the claim's last change stored exactly this
-// response. ErrNotFound: the run does not hold the key.
-func (a *api) settleKey(ctx context.Context, storeID, key, token string, claim *idem.Claim, status int, header http.Header, body []byte) error {
-	if claim != nil && claim.Answered(status, body) {
+// settleKey stores the response of the run that holds key, or frees the
+// key when the response is not kept (see storedResponse). Nothing is left
+// to do when the service's last change stored exactly this response.
+// ErrNotFound: the run does not hold the key.
+func (a *api) settleKey(ctx context.Context, key *idempotency.Key, status int, header http.Header, body []byte) error {
+	if key.Answered(status, body) {
 		return nil
 	}
 	if storedResponse(status, header, body) {
 		return a.cfg.Storage.IdempotencyComplete(ctx, storage.IdempotencyCompleteParams{
-			StoreID: storeID, Key: key, LockToken: token, Status: status, Body: body,
+			StoreID: key.StoreID, Key: key.Key, LockToken: key.LockToken, Status: status, Body: body,
 		})
 	}
-	return a.cfg.Storage.IdempotencyRelease(ctx, storeID, key, token)
+	return a.cfg.Storage.IdempotencyRelease(ctx, key.StoreID, key.Key, key.LockToken)
 }
 
 // finishIdempotent stores the response of a request that started, or
 // frees the key of one that did not. The response is already written: a
 // failure here is only logged. It runs even when the client went away, so
 // that a request that changed something is not run again.
-func (a *api) finishIdempotent(r *http.Request, storeID, key, token string, rw *recordingWriter) {
+func (a *api) finishIdempotent(r *http.Request, key *idempotency.Key, rw *recordingWriter) {
 	ctx := context.WithoutCancel(r.Context())
-	err := a.settleKey(ctx, storeID, key, token, idem.FromContext(r.Context()), sentStatus(rw.status), rw.Header(), rw.body.Bytes())
+	err := a.settleKey(ctx, key, sentStatus(rw.status), rw.Header(), rw.body.Bytes())
 	if errors.Is(err, storage.ErrNotFound) {
 		a.log.WarnContext(ctx, "idempotency: the request outlived its key's lock; its response was not stored",
 			slog.String("request_id", requestID(ctx)), slog.Duration("lock_timeout", IdempotencyLockTimeout))

@@ -62,11 +62,11 @@ func TestIntentJSONMatchesEncodingJSON(t *testing.T) {
 	for name, o := range cases {
 		want, err := json.Marshal(o)
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendIntent(nil, o)), name)
+		require.Equal(t, string(want), string(o.AppendJSON(nil)), name)
 	}
 }
 
-// writeJSON of an intent sends the same response as before it had its own
+// writeIntent sends the same response as before it had its own
 // path: the body, a newline, and its headers.
 func TestWriteIntent(t *testing.T) {
 	o := payments.NewIntentObject(fullIntent(), true)
@@ -74,7 +74,7 @@ func TestWriteIntent(t *testing.T) {
 	require.NoError(t, err)
 	for range 3 { // buffers come back from the pool
 		rec := httptest.NewRecorder()
-		writeJSON(rec, 201, o)
+		writeIntent(rec, 201, fullIntent(), true)
 		require.Equal(t, 201, rec.Code)
 		require.Equal(t, string(want)+"\n", rec.Body.String())
 		require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
@@ -91,7 +91,7 @@ func FuzzIntentJSON(f *testing.F) {
 		o := payments.NewIntentObject(pi, true)
 		want, err := json.Marshal(o)
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendIntent(nil, o)))
+		require.Equal(t, string(want), string(o.AppendJSON(nil)))
 	})
 }
 
@@ -108,13 +108,13 @@ func BenchmarkIntentJSON(b *testing.B) {
 	b.Run("encoding/json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			writeRaw(w, 200, marshal(payments.NewIntentObject(pi, true)))
+			writeJSON(w, 200, payments.NewIntentObject(pi, true))
 		}
 	})
 	b.Run("appendIntent", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			writeJSON(w, 200, payments.NewIntentObject(pi, true))
+			writeIntent(w, 200, pi, true)
 		}
 	})
 }

@@ -8,14 +8,14 @@ func (a *api) paymentRoutes() []route {
 		return nil
 	}
 	return []route{
-		{"POST", "/v1/card_sessions", authSecret, a.createCardSession},
-		{"GET", "/v1/card_sessions/{id}", authSecret, a.getCardSession},
-		{"POST", "/v1/card_sessions/{id}/cards", authPublishable, a.captureCard},
-		{"GET", "/v1/cards/{id}", authSecret, a.getCard},
-		{"POST", "/v1/payment_intents", authSecret, a.createIntent},
-		{"GET", "/v1/payment_intents", authSecret, a.listIntents},
-		{"GET", "/v1/payment_intents/{id}", authAnyKey, a.getIntent},
-		{"POST", "/v1/payment_intents/{id}/confirm", authAnyKey, a.confirmIntent},
-		{"POST", "/v1/payment_intents/{id}/cancel", authSecret, a.cancelIntent},
+		{"POST", "/v1/card_sessions", authSecret, keyInTx, a.createCardSession},
+		{"GET", "/v1/card_sessions/{id}", authSecret, noKey, a.getCardSession},
+		{"POST", "/v1/card_sessions/{id}/cards", authPublishable, noKey, a.captureCard},
+		{"GET", "/v1/cards/{id}", authSecret, noKey, a.getCard},
+		{"POST", "/v1/payment_intents", authSecret, keyInTx, a.createIntent},
+		{"GET", "/v1/payment_intents", authSecret, noKey, a.listIntents},
+		{"GET", "/v1/payment_intents/{id}", authAnyKey, noKey, a.getIntent},
+		{"POST", "/v1/payment_intents/{id}/confirm", authAnyKey, keyInTx, a.confirmIntent},
+		{"POST", "/v1/payment_intents/{id}/cancel", authSecret, keyed, a.cancelIntent},
 	}
 }

@@ -31,13 +31,13 @@ func (a *api) createCardSession(w http.ResponseWriter, r *http.Request, c caller
 		a.writeError(w, r, f.err)
 		return
 	}
-	answersWith(r, cardSessionCreated)
+	p.Idempotency = c.key
 	cs, err := a.cfg.Payments.CreateCardSession(r.Context(), c.store, p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, cs, cardSessionCreated)
+	writeRaw(w, http.StatusCreated, payments.CardSessionJSON(cs, true))
 }
 
 func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
@@ -46,7 +46,7 @@ func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, payments.NewCardSessionObject(cs, true))
+	writeRaw(w, http.StatusOK, payments.CardSessionJSON(cs, true))
 }
 
 func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
@@ -71,7 +71,7 @@ func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, payments.NewCardObject(card))
+	writeRaw(w, http.StatusCreated, payments.CardJSON(card))
 }
 
 func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
@@ -80,7 +80,7 @@ func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, payments.NewCardObject(card))
+	writeRaw(w, http.StatusOK, payments.CardJSON(card))
 }
 
 func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
@@ -111,13 +111,13 @@ func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
-	answersWith(r, intentCreated)
+	p.Idempotency = c.key
 	pi, err := a.cfg.Payments.CreateIntent(r.Context(), c.store, p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, pi, intentCreated)
+	writeIntent(w, http.StatusCreated, pi, true)
 }
 
 func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
@@ -143,7 +143,7 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, payments.NewIntentList(intents, more, true))
+	writeRaw(w, http.StatusOK, payments.IntentListJSON(intents, more, true))
 }
 
 // getIntent reads an intent. The browser (publishable key) reads it with
@@ -174,7 +174,7 @@ func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, !c.publishable))
+	writeIntent(w, http.StatusOK, pi, !c.publishable)
 }
 
 // confirmIntent charges a card: with the secret key a saved card
@@ -215,15 +215,13 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
-	if !c.publishable {
-		answersWith(r, intentAnswer)
-	}
+	p.Idempotency = c.key
 	pi, err := a.cfg.Payments.ConfirmIntent(r.Context(), c.store, r.PathValue("id"), p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, payments.NewIntentObject(pi, !c.publishable))
+	writeIntent(w, http.StatusOK, pi, !c.publishable)
 }
 
 func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
@@ -242,11 +240,10 @@ func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
-	answersWith(r, intentAnswer)
-	pi, err := a.cfg.Payments.CancelIntent(r.Context(), c.store, r.PathValue("id"), reason)
+	pi, err := a.cfg.Payments.CancelIntent(r.Context(), c.store, r.PathValue("id"), reason, c.key)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, pi, intentAnswer)
+	writeIntent(w, http.StatusOK, pi, true)
 }

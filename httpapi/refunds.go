@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/refunds"
 )
@@ -10,8 +11,8 @@ import (
 // refundRoutes are the routes of refunds.
 func (a *api) refundRoutes() []route {
 	return []route{
-		{"POST", "/v1/refunds", authSecret, a.sendRefund},
-		{"GET", "/v1/refunds/{id}", authSecret, a.getRefund},
+		{"POST", "/v1/refunds", authSecret, keyed, a.sendRefund},
+		{"GET", "/v1/refunds/{id}", authSecret, noKey, a.getRefund},
 	}
 }
 
@@ -37,13 +38,19 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, f.err)
 		return
 	}
-	answersWith(r, refundAnswer)
+	p.Idempotency = c.key
 	res, err := a.cfg.Refunds.Send(r.Context(), c.store, p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
-	writeAnswer(w, res.Refund, refundAnswer)
+	writeRefund(w, res.Refund)
+}
+
+// writeRefund writes the answer to a send of refund ref: the answer its
+// service stores with an idempotency key.
+func writeRefund(w http.ResponseWriter, ref *keelpay.Refund) {
+	writeRaw(w, refunds.SendStatus(ref), refunds.JSON(ref))
 }
 
 func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {
@@ -52,5 +59,5 @@ func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, refunds.NewObject(ref))
+	writeRaw(w, http.StatusOK, refunds.JSON(ref))
 }

@@ -1,14 +1,16 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/payments"
 )
 
@@ -16,15 +18,23 @@ import (
 // away before it was answered.
 const statusClientClosed = 499
 
-// writeJSON writes v as the JSON response with the given status.
+// writeJSON writes v, marshalled by encoding/json, as the JSON response
+// with the given status: for the API's own bodies (errors, health). The
+// objects of the services are written with writeRaw, from the one
+// function that renders each of them (payments.AppendIntentJSON,
+// refunds.JSON, ...), so that a response is the same bytes as the answer
+// a service stored for an idempotency key.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	if o, ok := v.(*payments.IntentObject); ok {
-		writeIntent(w, status, o)
-		return
+	body, err := json.Marshal(v)
+	if err != nil {
+		// Every response type marshals; this is a programming error.
+		panic("httpapi: marshal response: " + err.Error())
 	}
-	writeRaw(w, status, marshal(v))
+	writeRaw(w, status, body)
 }
 
+// writeRaw writes body, JSON, followed by a newline, with the given
+// status.
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -57,7 +67,7 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	if !ok {
-		if !errors.Is(err, idem.ErrKeyBusy) {
+		if !errors.Is(err, idempotency.ErrKeyBusy) {
 			// (A busy key's answer is discarded: the request is answered
 			// as a retry of the run that holds the key.)
 			a.log.ErrorContext(r.Context(), "internal error", slog.Any("error", err))
@@ -68,4 +78,24 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	writeJSON(w, Status(e.Code), errorBody{Error: errorFields{Code: e.Code, Message: e.Message, Details: e.Details}})
+}
+
+// bufPool holds the buffers intents are rendered into: an intent is the
+// answer of most requests. Buffers that grew past maxPooledBuf are
+// dropped rather than kept.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledBuf = 64 << 10
+
+// writeIntent writes the intent as the JSON response with the given
+// status (see payments.NewIntentObject for personal), from a pooled
+// buffer.
+func writeIntent(w http.ResponseWriter, status int, pi *keelpay.PaymentIntent, personal bool) {
+	bp := bufPool.Get().(*[]byte)
+	b := payments.AppendIntentJSON((*bp)[:0], pi, personal)
+	writeRaw(w, status, b) // the writer copies b before it returns
+	if cap(b) <= maxPooledBuf {
+		*bp = b[:0]
+		bufPool.Put(bp)
+	}
 }

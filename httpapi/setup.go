@@ -7,18 +7,6 @@ import (
 	"github.com/keelpay/keelpay/stores"
 )
 
-// storeJSON is the response of a setup. Keys and secrets appear only when
-// they were issued by this call.
-type storeJSON struct {
-	ID             string `json:"id"`
-	Object         string `json:"object"`
-	Currency       string `json:"currency"`
-	PublishableKey string `json:"publishable_key"`
-	SecretKey      string `json:"secret_key,omitempty"`
-	WebhookURL     string `json:"webhook_url"`
-	WebhookSecret  string `json:"webhook_secret,omitempty"`
-}
-
 func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 	obj, err := readObject(w, r, false)
 	if err != nil {
@@ -45,29 +33,12 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 		p.StoreID = c.store.ID
 	}
 	p.ClientAddr = a.cfg.ClientAddr(r)
-	answersWith(r, setupAnswer)
+	p.Idempotency = c.key
 	res, err := a.cfg.Stores.Setup(r.Context(), p)
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
 	setStore(r, res.Store.ID)
-	writeAnswer(w, res, setupAnswer)
-}
-
-// setupAnswer is 201 for a store's first setup and 200 for a change.
-func setupAnswer(res *stores.SetupResult) (int, any) {
-	status := http.StatusOK
-	if res.Created {
-		status = http.StatusCreated
-	}
-	return status, storeJSON{
-		ID:             res.Store.ID,
-		Object:         "store",
-		Currency:       res.Store.Currency,
-		PublishableKey: res.Store.PublishableKey,
-		SecretKey:      res.SecretKey,
-		WebhookURL:     res.Store.WebhookURL,
-		WebhookSecret:  res.WebhookSecret,
-	}
+	writeRaw(w, res.Status(), res.JSON())
 }

@@ -3,13 +3,14 @@ package payments
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/provider"
@@ -38,7 +39,10 @@ func (s *Service) CreateCardSession(ctx context.Context, st *keelpay.Store, p Ca
 		if err := tx.CardSessionInsert(ctx, cs); err != nil {
 			return err
 		}
-		return idem.Finish(ctx, tx, cs.ID, cs)
+		if key := p.Idempotency; key != nil {
+			return key.Finish(ctx, tx, cs.ID, http.StatusCreated, CardSessionJSON(cs, true))
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payments: insert card session: %w", err)
@@ -119,7 +123,7 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 		Status:        keelpay.CardActive,
 		CreatedAt:     now,
 	}
-	ev, err := outbox.Event(st.ID, keelpay.EventCardCreated, NewCardObject(card), now)
+	ev, err := outbox.Event(st.ID, keelpay.EventCardCreated, json.RawMessage(CardJSON(card)), now)
 	if err != nil {
 		return nil, err
 	}

@@ -44,9 +44,23 @@
 // requires_action (voiding an open 3D Secure attempt first);
 // [Service.Expire] cancels those left unconfirmed for [IntentLifetime].
 //
+// # Idempotency keys
+//
+// The methods that change things take the caller's idempotency key, an
+// [github.com/keelpay/keelpay/idempotency.Key] (the Idempotency field of
+// their parameters, or the last argument of [Service.CancelIntent] and
+// [Service.ResumeConfirm]); nil is no key. With a key, the step a retry
+// must not repeat (a confirm's recorded attempt, a cancel's mark on an
+// intent in 3D Secure) is recorded on the key in its own transaction, and
+// the change that ends the request stores the request's answer with it.
+// [Service.ResumeConfirm] carries a confirm that was cut off after its
+// attempt to its end, as the answer to a retry with the same key.
+//
 // # Wire form
 //
 // [NewIntentObject], [NewCardObject] and [NewCardSessionObject] give the
-// JSON form of the objects for API responses and events alike; only
-// responses to the secret key show personal data.
+// wire form of the objects; [AppendIntentJSON], [CardJSON],
+// [CardSessionJSON] and [IntentListJSON] render it as JSON, once for API
+// responses, the answers stored with idempotency keys and event bodies
+// alike. Only responses to the secret key show personal data.
 package payments

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/fields"
-	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -61,7 +62,7 @@ func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentP
 		if err := tx.PaymentIntentInsert(ctx, pi); err != nil {
 			return err
 		}
-		return idem.Finish(ctx, tx, pi.ID, pi)
+		return finishIntent(ctx, tx, p.Idempotency, http.StatusCreated, pi)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payments: insert intent: %w", err)
@@ -166,7 +167,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	if pi.Status == keelpay.IntentRequiresPaymentMethod && !s.now().Before(pi.ExpiresAt) {
 		// Expired, though the expirer has not run yet: expire it now.
 		// That is not this request's answer (it is a 409).
-		if pi, err = s.expireIntent(idem.Without(ctx), pi); err != nil {
+		if pi, err = s.expireIntent(ctx, pi); err != nil {
 			return nil, err
 		}
 	}
@@ -217,7 +218,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 		if err := tx.PaymentIntentUpdate(ctx, &attempt, pi.Version); err != nil {
 			return err
 		}
-		return idem.Step(ctx, tx, idem.Attempt, attempt.AttemptID)
+		return p.Idempotency.Step(ctx, tx, idempotency.Attempt, attempt.AttemptID)
 	})
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
@@ -239,7 +240,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 		// the provider any more; it answers with what a look-up says.
 		s.log.WarnContext(ctx, "confirm resumed past its send window; the provider is not called",
 			attemptAttrs(&attempt, slog.Duration("late", late))...)
-		return s.lookUp(ctx, &attempt)
+		return s.lookUp(ctx, &attempt, p.Idempotency)
 	}
 	req.AttemptID = attempt.AttemptID
 	callCtx, cancel := s.call(ctx)
@@ -248,7 +249,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	if e := providercall.NotSent(err); e != nil {
 		return nil, s.withdraw(ctx, pi, &attempt, e)
 	}
-	return s.finish(ctx, &attempt, answer{res: res, err: err})
+	return s.finish(ctx, &attempt, answer{res: res, err: err}, p.Idempotency)
 }
 
 // withdraw puts the intent back as it was before an attempt the provider
@@ -256,8 +257,8 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 func (s *Service) withdraw(ctx context.Context, before, attempt *keelpay.PaymentIntent, e *keelpay.Error) error {
 	back := *before
 	back.UpdatedAt = s.now()
-	// The answer is the 503, not the intent.
-	if _, _, err := s.commit(idem.Without(ctx), attempt, step{next: back, outcome: outcomeNotSent, code: string(e.Code)}); err != nil {
+	// The answer is the 503, not the intent: no key.
+	if _, _, err := s.commit(ctx, attempt, step{next: back, outcome: outcomeNotSent, code: string(e.Code)}, nil); err != nil {
 		return err
 	}
 	return e
@@ -267,8 +268,9 @@ func (s *Service) withdraw(ctx context.Context, before, attempt *keelpay.Payment
 // requires_action for reason (requested_by_customer when empty); any other
 // status is 409 payment_intent_not_cancelable. In requires_action the 3D
 // Secure attempt is voided at the provider first, so that a buyer who
-// answers the challenge afterwards is not charged.
-func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reason string) (*keelpay.PaymentIntent, error) {
+// answers the challenge afterwards is not charged. key is the request's
+// idempotency key, or nil.
+func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reason string, key *idempotency.Key) (*keelpay.PaymentIntent, error) {
 	if reason == "" {
 		reason = fields.CancellationRequestedByCustomer
 	}
@@ -284,12 +286,12 @@ func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reaso
 			return nil, errNotCancelable(pi.Status)
 		}
 		if pi.Status == keelpay.IntentRequiresAction {
-			next, retry, err := s.cancelChallenge(ctx, pi, reason)
+			next, retry, err := s.cancelChallenge(ctx, pi, reason, key)
 			if !retry {
 				return next, err
 			}
 		} else {
-			next, won, err := s.commit(ctx, pi, step{next: cancel(*pi, reason, nil, s.now()), event: keelpay.EventPaymentIntentCanceled})
+			next, won, err := s.commit(ctx, pi, step{next: cancel(*pi, reason, nil, s.now()), event: keelpay.EventPaymentIntentCanceled}, key)
 			if err != nil || won {
 				return next, err
 			}
@@ -305,14 +307,14 @@ func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reaso
 // canceled too, then looks the attempt up and finishes it: a charge that
 // happened is voided. retry is true when the intent changed before it was
 // marked.
-func (s *Service) cancelChallenge(ctx context.Context, pi *keelpay.PaymentIntent, reason string) (_ *keelpay.PaymentIntent, retry bool, _ error) {
+func (s *Service) cancelChallenge(ctx context.Context, pi *keelpay.PaymentIntent, reason string, key *idempotency.Key) (_ *keelpay.PaymentIntent, retry bool, _ error) {
 	marked := *pi
 	marked.CancellationReason, marked.UpdatedAt = reason, s.now()
 	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.PaymentIntentUpdate(ctx, &marked, pi.Version); err != nil {
 			return err
 		}
-		return idem.Step(ctx, tx, idem.CancelMarked, pi.ID)
+		return key.Step(ctx, tx, idempotency.CancelMarked, pi.ID)
 	})
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
@@ -321,9 +323,9 @@ func (s *Service) cancelChallenge(ctx context.Context, pi *keelpay.PaymentIntent
 		return nil, false, fmt.Errorf("payments: mark cancel: %w", err)
 	}
 	ctx = context.WithoutCancel(ctx)
-	// What the look-up commits is not yet this request's answer: that is
-	// decided below, and stored after the handler.
-	after, err := s.lookUp(idem.Without(ctx), &marked)
+	// What the look-up commits is not yet this request's answer (no key):
+	// that is decided below, and stored after the handler.
+	after, err := s.lookUp(ctx, &marked, nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -363,7 +365,7 @@ func savedMethod(c *keelpay.Card) *keelpay.PaymentMethod {
 // expireIntent cancels an unconfirmed intent past its expiry, with the
 // reason expired, and returns it as stored afterwards.
 func (s *Service) expireIntent(ctx context.Context, pi *keelpay.PaymentIntent) (*keelpay.PaymentIntent, error) {
-	next, won, err := s.commit(ctx, pi, step{next: cancel(*pi, ReasonExpired, nil, s.now()), event: keelpay.EventPaymentIntentCanceled})
+	next, won, err := s.commit(ctx, pi, step{next: cancel(*pi, ReasonExpired, nil, s.now()), event: keelpay.EventPaymentIntentCanceled}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -384,8 +386,10 @@ func (s *Service) expireIntent(ctx context.Context, pi *keelpay.PaymentIntent) (
 // could still be under way, the answer is 409 idempotency_key_in_use; after
 // that, a provider that does not know the attempt yet gives processing with
 // last_error outcome_unknown until ReachWindow has passed (the first run
-// may still send it), and only then a failed attempt.
-func (s *Service) ResumeConfirm(ctx context.Context, st *keelpay.Store, attemptID string) (_ *keelpay.PaymentIntent, found bool, _ error) {
+// may still send it), and only then a failed attempt. key is the retry's
+// idempotency key: the change that finishes the attempt stores the answer
+// with it.
+func (s *Service) ResumeConfirm(ctx context.Context, st *keelpay.Store, attemptID string, key *idempotency.Key) (_ *keelpay.PaymentIntent, found bool, _ error) {
 	ctx = context.WithoutCancel(ctx)
 	pi, err := s.cfg.Storage.PaymentIntentGetByAttempt(ctx, attemptID)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -405,6 +409,6 @@ func (s *Service) ResumeConfirm(ctx context.Context, st *keelpay.Store, attemptI
 	if wait := pi.AttemptAt.Add(CallTimeoutMax).Sub(s.now()); wait > 0 {
 		return nil, true, keelpay.ErrIdempotencyKeyInUse(wait)
 	}
-	pi, err = s.lookUp(ctx, pi)
+	pi, err = s.lookUp(ctx, pi, key)
 	return pi, true, err
 }

@@ -192,22 +192,6 @@ type VoidedChargeObject struct {
 	VoidedAt string `json:"voided_at"`
 }
 
-// ListObject is a page of a list (docs/api.md, "Lists").
-type ListObject struct {
-	Object  string `json:"object"`
-	Data    []any  `json:"data"`
-	HasMore bool   `json:"has_more"`
-}
-
-// NewIntentList returns the wire form of a page of intents.
-func NewIntentList(intents []*keelpay.PaymentIntent, hasMore, personal bool) *ListObject {
-	l := &ListObject{Object: ObjectList, Data: make([]any, 0, len(intents)), HasMore: hasMore}
-	for _, pi := range intents {
-		l.Data = append(l.Data, NewIntentObject(pi, personal))
-	}
-	return l
-}
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/provider"
 )
@@ -14,6 +15,10 @@ type CardSessionParams struct {
 	// PageOrigins are the origins of the pages that may show the card
 	// field (1 to 10).
 	PageOrigins []string
+	// Idempotency, when set, is the request's idempotency key: the
+	// change records its progress on the key and stores its answer with
+	// it (see package idempotency). nil: no key.
+	Idempotency *idempotency.Key
 }
 
 // Validate checks the fields in the decided order (customer, page_origins)
@@ -107,6 +112,10 @@ type IntentParams struct {
 	PageOrigins []string
 	// PaymentMethod is a saved card of the customer; optional.
 	PaymentMethod string
+	// Idempotency, when set, is the request's idempotency key: the
+	// change records its progress on the key and stores its answer with
+	// it (see package idempotency). nil: no key.
+	Idempotency *idempotency.Key
 }
 
 // Validate checks the fields in the documented order (docs/api.md) against the store's
@@ -163,6 +172,10 @@ type ConfirmParams struct {
 	PaymentMethod string
 	// Billing replaces the intent's billing details when given.
 	Billing *keelpay.Billing
+	// Idempotency, when set, is the request's idempotency key: the
+	// change records its progress on the key and stores its answer with
+	// it (see package idempotency). nil: no key.
+	Idempotency *idempotency.Key
 }
 
 // Validate checks the fields at now: client_secret and the card, or

@@ -2,12 +2,14 @@ package payments
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/idem"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -19,8 +21,9 @@ import (
 // is voided first, outside any transaction; if the void fails the attempt
 // stays open and the next look-up voids again. It returns the intent as
 // stored afterwards, which is another process's version when that one
-// finished the attempt first.
-func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answer) (*keelpay.PaymentIntent, error) {
+// finished the attempt first. key, when the change is a request's last,
+// stores the request's answer with it.
+func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answer, key *idempotency.Key) (*keelpay.PaymentIntent, error) {
 	// The provider has answered: record it even if the caller is going
 	// away (a request cut off, a worker shutting down).
 	ctx = context.WithoutCancel(ctx)
@@ -42,17 +45,19 @@ func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answe
 			st = step{next: wait(open, now)}
 		}
 	}
-	next, _, err := s.commit(ctx, pi, st)
+	next, _, err := s.commit(ctx, pi, st, key)
 	return next, err
 }
 
 // commit writes st.next over prev, with st's event and card change, in one
 // transaction, when prev's version is still the stored one. won is false
 // when another process changed the intent first; next is then its version.
-func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st step) (next *keelpay.PaymentIntent, won bool, err error) {
+// key, when set, is the idempotency key of the request whose answer is
+// next: the answer is stored with the change (200 and the intent).
+func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st step, key *idempotency.Key) (next *keelpay.PaymentIntent, won bool, err error) {
 	var ev *keelpay.Event
 	if st.event != "" {
-		if ev, err = outbox.Event(prev.StoreID, st.event, NewIntentObject(&st.next, false), st.next.UpdatedAt); err != nil {
+		if ev, err = outbox.Event(prev.StoreID, st.event, json.RawMessage(AppendIntentJSON(nil, &st.next, false)), st.next.UpdatedAt); err != nil {
 			return nil, false, err
 		}
 	}
@@ -74,11 +79,11 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 					return err
 				}
 			}
-			// When a request with an Idempotency-Key makes this change,
-			// its response is stored with it: a retry after a crash gets
+			// When a request with an idempotency key makes this change,
+			// its answer is stored with it: a retry after a crash gets
 			// this answer, not a second run.
 			n.Version = prev.Version + 1
-			return idem.Finish(ctx, tx, n.ID, &n)
+			return finishIntent(ctx, tx, key, http.StatusOK, &n)
 		}, ev)
 		if err == nil {
 			next := st.next
@@ -104,12 +109,13 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 	return nil, false, fmt.Errorf("payments: commit %s: %w", prev.ID, storage.ErrConflict)
 }
 
-// lookUp asks the provider about pi's open attempt and finishes it.
-func (s *Service) lookUp(ctx context.Context, pi *keelpay.PaymentIntent) (*keelpay.PaymentIntent, error) {
+// lookUp asks the provider about pi's open attempt and finishes it (see
+// finish for key).
+func (s *Service) lookUp(ctx context.Context, pi *keelpay.PaymentIntent, key *idempotency.Key) (*keelpay.PaymentIntent, error) {
 	callCtx, cancel := s.call(ctx)
 	res, err := s.cfg.Provider.LookupCharge(callCtx, pi.MerchantID, pi.AttemptID)
 	cancel()
-	return s.finish(ctx, pi, answer{res: res, err: err, lookup: true})
+	return s.finish(ctx, pi, answer{res: res, err: err, lookup: true}, key)
 }
 
 // Notify is the provider's notification that something happened to an
@@ -131,7 +137,7 @@ func (s *Service) Notify(ctx context.Context, merchantID, attemptID string) {
 	if pi.MerchantID != merchantID || (pi.Status != keelpay.IntentProcessing && pi.Status != keelpay.IntentRequiresAction) {
 		return
 	}
-	if _, err := s.lookUp(ctx, pi); err != nil {
+	if _, err := s.lookUp(ctx, pi, nil); err != nil {
 		s.log.ErrorContext(ctx, "notification: finish attempt", attemptAttrs(pi, slog.Any("error", err))...)
 	}
 }
@@ -156,7 +162,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 			}
 			// Every look-up finishes the attempt or moves its next check
 			// past now, so the pass ends.
-			if _, err := s.lookUp(ctx, pi); err != nil {
+			if _, err := s.lookUp(ctx, pi, nil); err != nil {
 				return fmt.Errorf("payments: reconcile: %w", err)
 			}
 		}
@@ -204,4 +210,13 @@ func attemptAttrs(pi *keelpay.PaymentIntent, more ...any) []any {
 		slog.String("payment_intent", pi.ID),
 		slog.String("attempt", pi.AttemptID),
 	}, more...)
+}
+
+// finishIntent stores, with the change in tx, the answer status and intent
+// pi of the request that holds key; nothing without a key.
+func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, status int, pi *keelpay.PaymentIntent) error {
+	if key == nil {
+		return nil
+	}
+	return key.Finish(ctx, tx, pi.ID, status, AppendIntentJSON(nil, pi, true))
 }

@@ -1,6 +1,7 @@
 package refunds
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -21,6 +22,18 @@ type Object struct {
 	LastError     *keelpay.LastError   `json:"last_error"`
 	CreatedAt     string               `json:"created_at"`
 	SucceededAt   *string              `json:"succeeded_at"`
+}
+
+// JSON is the JSON of refund r: the one rendering of a refund, for
+// responses, for the answer stored with an idempotency key and for the
+// body of its events.
+func JSON(r *keelpay.Refund) []byte {
+	b, err := json.Marshal(NewObject(r))
+	if err != nil {
+		// A refund always marshals; this is a programming error.
+		panic("refunds: marshal: " + err.Error())
+	}
+	return b
 }
 
 // NewObject returns the wire form of r.

@@ -3,16 +3,18 @@ package refunds
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/check"
-	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/internal/schedule"
@@ -109,6 +111,10 @@ type Params struct {
 	PaymentIntent string
 	Reason        string
 	Metadata      map[string]string
+	// Idempotency, when set, is the request's idempotency key: the send
+	// records its progress on the key and stores its answer with its
+	// outcome (see package idempotency). nil: no key.
+	Idempotency *idempotency.Key
 }
 
 // Validate checks the fields in the documented order (docs/api.md) and reports the first
@@ -155,7 +161,7 @@ func (s *Service) Send(ctx context.Context, st *keelpay.Store, p Params) (*Resul
 	case err != nil:
 		return nil, fmt.Errorf("refund: read refund: %w", err)
 	}
-	return s.again(ctx, st, pi, before, now)
+	return s.again(ctx, st, pi, before, now, p.Idempotency)
 }
 
 // first records and makes the first send of an intent's refund.
@@ -194,7 +200,7 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		if err := tx.PaymentIntentUpdate(ctx, &linked, pi.Version); err != nil {
 			return err
 		}
-		return idem.Step(ctx, tx, idem.RefundSent, r.ID)
+		return p.Idempotency.Step(ctx, tx, idempotency.RefundSent, r.ID)
 	})
 	if errors.Is(err, storage.ErrDuplicate) || errors.Is(err, storage.ErrConflict) {
 		// Another first send of this intent won the race.
@@ -204,7 +210,7 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		return nil, fmt.Errorf("refund: record first send: %w", err)
 	}
 	r.Version = 1
-	out, err := s.send(ctx, st, pi, r, func(ctx context.Context, tx storage.Executor) error {
+	out, err := s.send(ctx, st, pi, r, p.Idempotency, func(ctx context.Context, tx storage.Executor) error {
 		// Nothing is kept: no refund, and the intent's link is undone.
 		if err := tx.RefundDelete(ctx, r.StoreID, r.ID, r.Version); err != nil {
 			return err
@@ -220,7 +226,7 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 }
 
 // again sends an existing refund again, where the rules allow it.
-func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, before *keelpay.Refund, now time.Time) (*Result, error) {
+func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, before *keelpay.Refund, now time.Time, key *idempotency.Key) (*Result, error) {
 	next, err := resend(*before, keelpay.NewID("rfatt_"), now)
 	if err != nil {
 		return nil, err
@@ -229,7 +235,7 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		if err := tx.RefundUpdate(ctx, &next, before.Version); err != nil {
 			return err
 		}
-		return idem.Step(ctx, tx, idem.RefundSent, next.ID)
+		return key.Step(ctx, tx, idempotency.RefundSent, next.ID)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, inProgress(ResendAfter)
@@ -237,7 +243,7 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 	if err != nil {
 		return nil, fmt.Errorf("refund: record send: %w", err)
 	}
-	out, err := s.send(ctx, st, pi, &next, func(ctx context.Context, tx storage.Executor) error {
+	out, err := s.send(ctx, st, pi, &next, key, func(ctx context.Context, tx storage.Executor) error {
 		restored := *before
 		restored.UpdatedAt = s.now()
 		return tx.RefundUpdate(ctx, &restored, next.Version)
@@ -250,8 +256,9 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 
 // send calls the provider for a recorded send and commits the outcome.
 // When the provider did nothing (unavailable), revert undoes the record and
-// the error is 503.
-func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund,
+// the error is 503. key, when set, stores the request's answer with the
+// outcome.
+func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund, key *idempotency.Key,
 	revert func(context.Context, storage.Executor) error) (*keelpay.Refund, error) {
 	pctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
 	res, err := s.cfg.Provider.Refund(pctx, provider.RefundRequest{
@@ -280,20 +287,21 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 		// It is unknown whether the refund was paid out.
 		s.sends.WithLabelValues("outcome_unknown").Inc()
 		s.cfg.Logger.WarnContext(ctx, "refund: outcome unknown", slog.String("refund_id", r.ID), slog.Any("error", err))
-		return s.markUnknown(ctx, r)
+		return s.markUnknown(ctx, r, key)
 	}
-	return s.settle(ctx, r, res)
+	return s.settle(ctx, r, res, key)
 }
 
-// markUnknown records that a send's outcome is unknown.
-func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund) (*keelpay.Refund, error) {
+// markUnknown records that a send's outcome is unknown (with the answer of
+// the request that holds key, when set).
+func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund, key *idempotency.Key) (*keelpay.Refund, error) {
 	next := unknown(*r, s.now())
 	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
 			return err
 		}
 		next.Version = r.Version + 1
-		return idem.Finish(ctx, tx, next.ID, &next)
+		return finish(ctx, tx, key, &next)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
@@ -305,17 +313,18 @@ func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund) (*keelpay.
 }
 
 // settle commits a final outcome with its event, once: a refund that
-// another process settled first is returned as it is.
-func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.RefundResult) (*keelpay.Refund, error) {
+// another process settled first is returned as it is. key, when set,
+// stores the answer of the request that holds it with the outcome.
+func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.RefundResult, key *idempotency.Key) (*keelpay.Refund, error) {
 	now := s.now()
 	next, typ := settled(*r, res, now)
 	if typ == "" {
 		// Still pending at the provider: look again on the schedule.
 		s.sends.WithLabelValues("outcome_unknown").Inc()
-		return s.markUnknown(ctx, r)
+		return s.markUnknown(ctx, r, key)
 	}
 	s.sends.WithLabelValues(string(next.Status)).Inc()
-	e, err := outbox.Event(r.StoreID, typ, NewObject(&next), now)
+	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(JSON(&next)), now)
 	if err != nil {
 		return nil, err
 	}
@@ -323,10 +332,10 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
 			return err
 		}
-		// A request with an Idempotency-Key stores its answer with the
+		// A request with an idempotency key stores its answer with the
 		// outcome: a retry after a crash gets it, not another send.
 		next.Version = r.Version + 1
-		return idem.Finish(ctx, tx, next.ID, &next)
+		return finish(ctx, tx, key, &next)
 	}, e)
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
@@ -359,14 +368,16 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	}
 	var errs []error
 	for _, r := range due {
-		if err := s.reconcile(ctx, r); err != nil {
+		if err := s.reconcile(ctx, r, nil); err != nil {
 			errs = append(errs, fmt.Errorf("refund %s: %w", r.ID, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
+// reconcile looks a pending refund up and settles it (with the answer of
+// the request that holds key, when set).
+func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund, key *idempotency.Key) error {
 	st, err := s.cfg.Storage.StoreGetByID(ctx, r.StoreID)
 	if err != nil {
 		return err
@@ -389,7 +400,7 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund) error {
 		cancel()
 	}
 	if err == nil && res.Status != provider.RefundPending {
-		_, err = s.settle(ctx, r, res)
+		_, err = s.settle(ctx, r, res, key)
 		return err
 	}
 	if err != nil && !provider.IsOutcomeUnknown(err) && provider.KindOf(err) != provider.KindUnavailable &&
@@ -418,8 +429,9 @@ func errRefundNotFound() error {
 // being sent again. found is false when the store has no such refund (the
 // first send was undone because the provider did nothing): the send then
 // runs again. Until the send's provider call could still be under way,
-// the answer is 409 idempotency_key_in_use.
-func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string) (_ *Result, found bool, _ error) {
+// the answer is 409 idempotency_key_in_use. key is the retry's idempotency
+// key: the change that settles the send stores the answer with it.
+func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string, key *idempotency.Key) (_ *Result, found bool, _ error) {
 	ctx = context.WithoutCancel(ctx)
 	r, err := s.cfg.Storage.RefundGet(ctx, st.ID, id)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -432,7 +444,7 @@ func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string) (_ *
 		if wait := r.LastSentAt.Add(s.cfg.CallTimeout).Sub(s.now()); wait > 0 {
 			return nil, true, keelpay.ErrIdempotencyKeyInUse(wait)
 		}
-		if err := s.reconcile(ctx, r); err != nil {
+		if err := s.reconcile(ctx, r, key); err != nil {
 			return nil, true, fmt.Errorf("refund: resume: %w", err)
 		}
 		if r, err = s.cfg.Storage.RefundGet(ctx, st.ID, id); err != nil {
@@ -440,4 +452,23 @@ func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string) (_ *
 		}
 	}
 	return &Result{Refund: r, Created: r.Attempts == 1}, true, nil
+}
+
+// finish stores, with the change in tx, the answer of the request that
+// holds key: refund r, 201 for its first send and 200 for a send again.
+// Nothing without a key.
+func finish(ctx context.Context, tx storage.Executor, key *idempotency.Key, r *keelpay.Refund) error {
+	if key == nil {
+		return nil
+	}
+	return key.Finish(ctx, tx, r.ID, SendStatus(r), JSON(r))
+}
+
+// SendStatus is the HTTP status of the answer to a send that returned r: 201
+// for the refund's first send, 200 for a send again.
+func SendStatus(r *keelpay.Refund) int {
+	if r.Attempts == 1 {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }

@@ -8,14 +8,16 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/check"
-	"github.com/keelpay/keelpay/internal/idem"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
@@ -136,6 +138,10 @@ type SetupParams struct {
 	// credentials are not yet proven are limited per address (an IPv6
 	// address per /64); "" counts as one address.
 	ClientAddr string
+	// Idempotency, when set, is the request's idempotency key: a change
+	// of the store stores its answer with it (see package idempotency).
+	// nil: no key.
+	Idempotency *idempotency.Key
 }
 
 // Validate checks the fields in the decided order and reports the first
@@ -161,6 +167,48 @@ type SetupResult struct {
 	// WebhookSecret is set when a webhook secret was issued (first setup,
 	// rotation, or a new webhook URL).
 	WebhookSecret string
+}
+
+// Status is the HTTP status of the answer to the setup: 201 for a store's
+// first setup, 200 for a change.
+func (r *SetupResult) Status() int {
+	if r.Created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+// JSON is the JSON of the answer to the setup: the store, with the keys
+// and secrets this setup issued (and only those). It is the one rendering
+// of it, for the response and for the answer stored with an idempotency
+// key.
+func (r *SetupResult) JSON() []byte {
+	b, err := json.Marshal(storeJSON{
+		ID:             r.Store.ID,
+		Object:         "store",
+		Currency:       r.Store.Currency,
+		PublishableKey: r.Store.PublishableKey,
+		SecretKey:      r.SecretKey,
+		WebhookURL:     r.Store.WebhookURL,
+		WebhookSecret:  r.WebhookSecret,
+	})
+	if err != nil {
+		// Strings always marshal; this is a programming error.
+		panic("stores: marshal: " + err.Error())
+	}
+	return b
+}
+
+// storeJSON is the wire form of SetupResult. Keys and secrets appear only
+// when they were issued by the setup.
+type storeJSON struct {
+	ID             string `json:"id"`
+	Object         string `json:"object"`
+	Currency       string `json:"currency"`
+	PublishableKey string `json:"publishable_key"`
+	SecretKey      string `json:"secret_key,omitempty"`
+	WebhookURL     string `json:"webhook_url"`
+	WebhookSecret  string `json:"webhook_secret,omitempty"`
 }
 
 // Setup sets a store up or changes it. See the package documentation.
@@ -337,7 +385,10 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 		// answer (sealed, as it carries new secrets) with the change: a
 		// retry after a crash gets the secrets this change issued rather
 		// than rotating them again.
-		return idem.Finish(ctx, tx, next.ID, res)
+		if key := p.Idempotency; key != nil {
+			return key.Finish(ctx, tx, next.ID, res.Status(), res.JSON())
+		}
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrDuplicate) {

@@ -65,7 +65,7 @@ func (s *sandboxAPI) triggerEvent(w http.ResponseWriter, r *http.Request, st *ke
 func (t *trigger) run(ctx context.Context, st *keelpay.Store, typ keelpay.EventType) (*triggerJSON, error) {
 	out := &triggerJSON{Object: "sandbox_trigger", Type: typ}
 	if typ == keelpay.EventWebhookTest {
-		e, err := t.events.SendTest(ctx, st.ID)
+		e, err := t.events.SendTest(ctx, st.ID, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +109,7 @@ func (t *trigger) run(ctx context.Context, st *keelpay.Store, typ keelpay.EventT
 	}
 	out.PaymentIntent = &pi.ID
 	if typ == keelpay.EventPaymentIntentCanceled {
-		if _, err := t.payments.CancelIntent(ctx, st, pi.ID, ""); err != nil {
+		if _, err := t.payments.CancelIntent(ctx, st, pi.ID, "", nil); err != nil {
 			return nil, err
 		}
 		return t.withEvent(ctx, st, out, pi.ID)

@@ -1,57 +1,84 @@
-package httpapi
+package payments
 
 import (
-	"net/http"
+	"encoding/json"
 	"slices"
 	"strconv"
-	"sync"
 
-	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/wirejson"
 )
 
-// A payment intent is the answer of most requests (GET, create, confirm),
-// and encoding/json spent more on it than on anything else of a GET but
-// the database read: reflection over the object and its parts, and a new
-// buffer every time. appendIntent writes the same bytes that
-// json.Marshal(o) writes (intentjson_test.go holds it to that, field by
-// field and on fuzzed text), into a buffer that is reused.
+// The JSON of the objects of this package: one function for each, which
+// renders the object for the response, for the answer stored with an
+// idempotency key, and (without personal data) for the body of its
+// events. The stored answer and the response are then the same bytes,
+// and an event cannot drift from what the API shows.
 
-// bufPool holds response buffers. Buffers that grew past maxPooledBuf are
-// dropped rather than kept.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
-
-const maxPooledBuf = 64 << 10
-
-// writeIntent writes o as the JSON response with the given status, from a
-// pooled buffer.
-func writeIntent(w http.ResponseWriter, status int, o *payments.IntentObject) {
-	bp := bufPool.Get().(*[]byte)
-	b := appendIntent((*bp)[:0], o)
-	writeRaw(w, status, b) // the writer copies b before it returns
-	if cap(b) <= maxPooledBuf {
-		*bp = b[:0]
-		bufPool.Put(bp)
+// AppendIntentJSON appends the JSON of a payment intent to b (see
+// [NewIntentObject] for personal). b may be nil.
+func AppendIntentJSON(b []byte, pi *keelpay.PaymentIntent, personal bool) []byte {
+	if b == nil {
+		b = make([]byte, 0, 1024)
 	}
+	return NewIntentObject(pi, personal).AppendJSON(b)
 }
 
-// appendIntent appends the JSON of o, as json.Marshal writes it.
-func appendIntent(b []byte, o *payments.IntentObject) []byte {
+// CardSessionJSON is the JSON of a card session (see
+// [NewCardSessionObject] for personal).
+func CardSessionJSON(cs *keelpay.CardSession, personal bool) []byte {
+	return marshal(NewCardSessionObject(cs, personal))
+}
+
+// CardJSON is the JSON of a saved card.
+func CardJSON(c *keelpay.Card) []byte {
+	return marshal(NewCardObject(c))
+}
+
+// IntentListJSON is the JSON of a page of intents (docs/api.md, "Lists"):
+// object list, the intents as AppendIntentJSON renders them, has_more.
+func IntentListJSON(intents []*keelpay.PaymentIntent, hasMore, personal bool) []byte {
+	b := append(make([]byte, 0, 64+1024*len(intents)), `{"object":"list","data":[`...)
+	for i, pi := range intents {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = NewIntentObject(pi, personal).AppendJSON(b)
+	}
+	b = append(b, `],"has_more":`...)
+	b = strconv.AppendBool(b, hasMore)
+	return append(b, '}')
+}
+
+func marshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every object marshals; this is a programming error.
+		panic("payments: marshal: " + err.Error())
+	}
+	return b
+}
+
+// AppendJSON appends the JSON of o, byte for byte as json.Marshal(o)
+// writes it, without reflection: a payment intent is the answer of most
+// requests and the object of most events.
+func (o *IntentObject) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, o.ID)
+	b = wirejson.AppendString(b, o.ID)
 	b = append(b, `,"object":`...)
-	b = appendJSONString(b, o.Object)
+	b = wirejson.AppendString(b, o.Object)
 	b = append(b, `,"status":`...)
-	b = appendJSONString(b, string(o.Status))
+	b = wirejson.AppendString(b, string(o.Status))
 	b = append(b, `,"amount":`...)
 	b = strconv.AppendInt(b, o.Amount, 10)
 	b = append(b, `,"currency":`...)
-	b = appendJSONString(b, o.Currency)
+	b = wirejson.AppendString(b, o.Currency)
 	if o.ClientSecret != "" {
 		b = append(b, `,"client_secret":`...)
-		b = appendJSONString(b, o.ClientSecret)
+		b = wirejson.AppendString(b, o.ClientSecret)
 	}
 	b = append(b, `,"customer":{"id":`...)
-	b = appendJSONString(b, o.Customer.ID)
+	b = wirejson.AppendString(b, o.Customer.ID)
 	b = appendOptional(b, `,"name":`, o.Customer.Name)
 	b = appendOptional(b, `,"email":`, o.Customer.Email)
 	b = appendOptional(b, `,"phone":`, o.Customer.Phone)
@@ -63,7 +90,7 @@ func appendIntent(b []byte, o *payments.IntentObject) []byte {
 	b = appendMap(b, o.Metadata)
 	if o.Billing != nil {
 		b = append(b, `,"billing":{"country":`...)
-		b = appendJSONString(b, o.Billing.Country)
+		b = wirejson.AppendString(b, o.Billing.Country)
 		b = appendOptional(b, `,"state":`, o.Billing.State)
 		b = appendOptional(b, `,"postal_code":`, o.Billing.PostalCode)
 		b = append(b, '}')
@@ -77,9 +104,9 @@ func appendIntent(b []byte, o *payments.IntentObject) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"brand":`...)
-		b = appendJSONString(b, pm.Brand)
+		b = wirejson.AppendString(b, pm.Brand)
 		b = append(b, `,"last4":`...)
-		b = appendJSONString(b, pm.Last4)
+		b = wirejson.AppendString(b, pm.Last4)
 		b = append(b, `,"exp_month":`...)
 		b = strconv.AppendInt(b, int64(pm.ExpMonth), 10)
 		b = append(b, `,"exp_year":`...)
@@ -94,14 +121,14 @@ func appendIntent(b []byte, o *payments.IntentObject) []byte {
 	b = appendNullable(b, o.Refund)
 	if o.SucceededAt != nil {
 		b = append(b, `,"succeeded_at":`...)
-		b = appendJSONString(b, *o.SucceededAt)
+		b = wirejson.AppendString(b, *o.SucceededAt)
 	}
 	if le := o.LastError; le != nil {
 		b = append(b, `,"last_error":{"code":`...)
-		b = appendJSONString(b, le.Code)
+		b = wirejson.AppendString(b, le.Code)
 		b = appendOptional(b, `,"decline_code":`, le.DeclineCode)
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, le.Message)
+		b = wirejson.AppendString(b, le.Message)
 		b = append(b, '}')
 	}
 	b = append(b, `,"next_action":`...)
@@ -109,9 +136,9 @@ func appendIntent(b []byte, o *payments.IntentObject) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"type":`...)
-		b = appendJSONString(b, na.Type)
+		b = wirejson.AppendString(b, na.Type)
 		b = append(b, `,"url":`...)
-		b = appendJSONString(b, na.URL)
+		b = wirejson.AppendString(b, na.URL)
 		b = append(b, '}')
 	}
 	b = appendOptional(b, `,"cancellation_reason":`, o.CancellationReason)
@@ -122,21 +149,21 @@ func appendIntent(b []byte, o *payments.IntentObject) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"attempt":`...)
-			b = appendJSONString(b, v.Attempt)
+			b = wirejson.AppendString(b, v.Attempt)
 			b = append(b, `,"amount":`...)
 			b = strconv.AppendInt(b, v.Amount, 10)
 			b = append(b, `,"currency":`...)
-			b = appendJSONString(b, v.Currency)
+			b = wirejson.AppendString(b, v.Currency)
 			b = append(b, `,"voided_at":`...)
-			b = appendJSONString(b, v.VoidedAt)
+			b = wirejson.AppendString(b, v.VoidedAt)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"expires_at":`...)
-	b = appendJSONString(b, o.ExpiresAt)
+	b = wirejson.AppendString(b, o.ExpiresAt)
 	b = append(b, `,"created_at":`...)
-	b = appendJSONString(b, o.CreatedAt)
+	b = wirejson.AppendString(b, o.CreatedAt)
 	return append(b, '}')
 }
 
@@ -145,7 +172,7 @@ func appendOptional(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendJSONString(append(b, key...), s)
+	return wirejson.AppendString(append(b, key...), s)
 }
 
 // appendNullable appends *s, or null.
@@ -153,7 +180,7 @@ func appendNullable(b []byte, s *string) []byte {
 	if s == nil {
 		return append(b, "null"...)
 	}
-	return appendJSONString(b, *s)
+	return wirejson.AppendString(b, *s)
 }
 
 // appendStrings appends a list of strings, or null for nil.
@@ -166,7 +193,7 @@ func appendStrings(b []byte, list []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = wirejson.AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -187,8 +214,8 @@ func appendMap(b []byte, m map[string]string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(appendJSONString(b, k), ':')
-		b = appendJSONString(b, m[k])
+		b = append(wirejson.AppendString(b, k), ':')
+		b = wirejson.AppendString(b, m[k])
 	}
 	return append(b, '}')
 }

@@ -1,0 +1,180 @@
+// Package idempotency is a request's hold on its idempotency key, as the
+// services see it: a [Key] passed to a service method makes every step
+// the method commits record its progress on the key in the same
+// transaction, and its last change store the request's answer with it.
+//
+// This is the design of Stripe's idempotency keys with recovery points: a
+// retry after a crash finds the key at the last step that committed and
+// resumes from there; it never runs committed work again, and a create
+// that committed answers with the answer stored beside the object.
+//
+// The HTTP API (package httpapi) takes keys, builds a Key for each request
+// that sends one and passes it to the service in the method's parameters.
+// An embedder that calls a service directly passes nil: a nil *Key
+// records nothing, and every method of it does nothing.
+//
+// A service method uses its Key in two calls, inside the transactions it
+// already makes:
+//
+//   - [Key.Step] in the transaction of a change that a retry must not
+//     make again (a payment attempt recorded before its provider call), with
+//     the recovery point that tells the retry where to resume;
+//   - [Key.Finish] in the transaction of its last change, with the answer
+//     (status and JSON body) the request gets, rendered by the same
+//     function that renders the object everywhere else.
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"errors"
+
+	"github.com/keelpay/keelpay/storage"
+)
+
+// Recovery points: the steps a request records.
+const (
+	// Attempt: a confirm committed its payment attempt; the object id is
+	// the attempt id.
+	Attempt = "attempt"
+	// CancelMarked: a cancel of an intent waiting for 3D Secure marked
+	// the intent; the object id is the intent id.
+	CancelMarked = "cancel_marked"
+	// RefundSent: a refund send was recorded; the object id is the refund
+	// id.
+	RefundSent = "refund_sent"
+	// Created: the request created an object whose answer is not final
+	// yet (a webhook test, before its first attempt); the object id is
+	// its id.
+	Created = "created"
+	// Done: the request's last change committed, with its answer.
+	Done = "done"
+)
+
+// ErrKeyLost is returned when the request no longer holds its key: it ran
+// past the key's lock time-out and a retry took the key over. The change
+// it was part of rolls back, so that only the retry commits.
+var ErrKeyLost = errors.New("idempotency key taken over by a retry")
+
+// ErrKeyBusy is returned by the first Step or Finish of a [Key] with
+// Begin set when the key turned out to be held by another run, answered
+// already, or left with progress by a run that did not finish. The
+// change rolls back; the request is then answered as a retry of that run
+// (the HTTP API discards what the handler wrote).
+var ErrKeyBusy = errors.New("idempotency key already in use")
+
+// A Key is a request's hold on its idempotency key, locked with
+// LockToken (storage's IdempotencyBegin), or to be locked by the first
+// Step or Finish when Begin is set. A Key belongs to one request: it is
+// not safe for concurrent use.
+type Key struct {
+	// StoreID and Key name the key; LockToken is the lock this request
+	// holds (or takes, with Begin).
+	StoreID   string
+	Key       string
+	LockToken string
+	// Begin, when set, is the lock on the key not taken yet: the first
+	// Step or Finish takes it inside its own transaction, so that the key
+	// rides in the transaction of the first change it guards instead of a
+	// commit of its own. Only for requests that change nothing before
+	// their first Step or Finish (nothing a second run of the same
+	// request would repeat).
+	Begin *storage.IdempotencyBeginParams
+
+	began    bool // a transaction took the lock (it may have rolled back)
+	busy     bool // the key was found held or answered
+	answered bool // Finish stored status and body, below, with a change
+	status   int
+	body     []byte
+}
+
+// Step records, inside tx, that the request reached point on objectID.
+// Call it in the transaction of the change that reaches the point. A nil
+// Key records nothing.
+func (k *Key) Step(ctx context.Context, tx storage.Executor, point, objectID string) error {
+	if k == nil {
+		return nil
+	}
+	return lost(k.progress(ctx, tx, storage.IdempotencyProgressParams{
+		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: point, ObjectID: objectID,
+	}))
+}
+
+// Finish records, inside tx, that the request's last change committed on
+// objectID, and stores the request's answer with it: status and the JSON
+// body, which is kept followed by a newline, as the HTTP API sends it.
+// Call it in the transaction of the last change, with the answer the
+// caller will send. A nil Key records nothing.
+func (k *Key) Finish(ctx context.Context, tx storage.Executor, objectID string, status int, body []byte) error {
+	if k == nil {
+		return nil
+	}
+	body = append(body[:len(body):len(body)], '\n')
+	err := k.progress(ctx, tx, storage.IdempotencyProgressParams{
+		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: Done, ObjectID: objectID,
+		Status: status, Body: body,
+	})
+	if err == nil {
+		k.answered, k.status, k.body = true, status, body
+	}
+	return lost(err)
+}
+
+// Began reports whether a Step or Finish took the lock of a Key with
+// Begin set. The transaction that took it may have rolled back.
+func (k *Key) Began() bool { return k != nil && k.began }
+
+// Busy reports whether the key was found held or answered by another run
+// ([ErrKeyBusy]).
+func (k *Key) Busy() bool { return k != nil && k.busy }
+
+// Answered reports whether Finish stored exactly this answer (body with
+// its final newline) with the request's last change. The services return
+// the object Finish rendered only once its transaction committed, so a
+// caller that answers with the same rendering of it answers with what is
+// stored: nothing is left to store.
+func (k *Key) Answered(status int, body []byte) bool {
+	return k != nil && k.answered && k.status == status && bytes.Equal(k.body, body)
+}
+
+// progress records step p inside tx (with its answer when p.Status > 0).
+// A Key whose Begin is still to be taken takes the key with the step, in
+// one statement; so does one whose key is not this run's after all: the
+// transaction that took it rolled back (a failed change, or a transaction
+// run again after a serialisation failure).
+func (k *Key) progress(ctx context.Context, tx storage.Executor, p storage.IdempotencyProgressParams) error {
+	if k.Begin != nil && !k.began {
+		return k.take(ctx, tx, p)
+	}
+	err := tx.IdempotencyProgress(ctx, p)
+	if errors.Is(err, storage.ErrNotFound) && k.Begin != nil {
+		return k.take(ctx, tx, p)
+	}
+	return err
+}
+
+// take locks the key inside tx with step p. A key that another run holds
+// or answered, or that a run which did not finish left with progress, is
+// ErrKeyBusy: the caller decides as for a retry.
+func (k *Key) take(ctx context.Context, tx storage.Executor, p storage.IdempotencyProgressParams) error {
+	taken, err := tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+		IdempotencyBeginParams: *k.Begin,
+		RecoveryPoint:          p.RecoveryPoint, ObjectID: p.ObjectID, Status: p.Status, Body: p.Body,
+	})
+	if err != nil {
+		return err
+	}
+	if !taken {
+		k.busy = true
+		return ErrKeyBusy
+	}
+	k.began = true
+	return nil
+}
+
+func lost(err error) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return ErrKeyLost
+	}
+	return err
+}
