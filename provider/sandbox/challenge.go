@@ -66,7 +66,22 @@ func (s *Sandbox) AnswerChallenge(ctx context.Context, challenge string, complet
 	return err
 }
 
+// answer records the buyer's answer, then calls the notifier before it
+// returns, as a provider's webhook that arrives while the buyer's page
+// loads: a read of the intent after the page answered sees the outcome.
+// The notifier runs outside the sandbox's mutex, since it looks the
+// attempt up in the sandbox.
 func (s *Sandbox) answer(ctx context.Context, id string, complete bool) (challengeView, error) {
+	v, key, notify, err := s.record(id, complete)
+	if err == nil && notify != nil {
+		notify(context.WithoutCancel(ctx), key.merchantID, key.attemptID)
+	}
+	return v, err
+}
+
+// record is answer's change of the challenge, under the mutex; it returns
+// the notifier to call for the charge's attempt once it committed.
+func (s *Sandbox) record(id string, complete bool) (challengeView, attempt, provider.NotifyFunc, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var v challengeView
@@ -103,14 +118,9 @@ func (s *Sandbox) answer(ctx context.Context, id string, complete bool) (challen
 		err = refused
 	}
 	if err != nil {
-		return v, err
+		return v, attempt{}, nil, err
 	}
-	if notify := s.notify; notify != nil {
-		// Like a provider's webhook, the notification outlives the request
-		// that caused it.
-		go notify(context.WithoutCancel(ctx), c.key.merchantID, c.key.attemptID)
-	}
-	return v, nil
+	return v, c.key, s.notify, nil
 }
 
 // ChallengeHandler serves the 3D Secure page of every challenge at

@@ -140,7 +140,8 @@ func (s *Sandbox) SetBaseURL(u string) {
 }
 
 // SetNotifier registers the function called after a 3D Secure challenge is
-// answered. It runs in its own goroutine.
+// answered, before the answer returns (outside the sandbox's lock), so that
+// a read after the buyer's page answered sees the outcome.
 func (s *Sandbox) SetNotifier(f provider.NotifyFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
