@@ -11,29 +11,8 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
-	"github.com/keelpay/keelpay/storage/internal/atrest"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
-
-const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
-	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
-
-func scanEvent(row interface{ Scan(...any) error }) (*keelpay.Event, error) {
-	var e keelpay.Event
-	var created, lastAt, nextAt int64
-	var body []byte
-	err := row.Scan(&e.ID, &e.StoreID, &e.Type, &body, &created,
-		&e.Delivery.Status, &e.Delivery.Attempts, &lastAt, &nextAt, &e.Delivery.LastStatusCode, &e.Delivery.LastFailure)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	e.Body = body
-	e.CreatedAt = fromMicros(created)
-	e.Delivery.LastAttemptAt = fromMicros(lastAt)
-	if e.Delivery.Status == keelpay.DeliveryPending {
-		e.Delivery.NextAttemptAt = fromMicros(nextAt)
-	}
-	return &e, nil
-}
 
 func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
 	return q.write(ctx, func(w querier) error {
@@ -46,12 +25,6 @@ func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
 			e.ID, e.StoreID, keelpay.DeliveryPending, micros(e.CreatedAt))
 		return mapErr(err)
 	})
-}
-
-func (q *queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
-	return scanEvent(q.r.QueryRowContext(ctx, `SELECT `+eventColumns+`
-		FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE e.store_id = ? AND e.id = ?`, storeID, id))
 }
 
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
@@ -158,20 +131,6 @@ func eventListQuery(p storage.EventListParams, seq int64) (query string, args []
 		WHERE ` + where.String() + ` ORDER BY e.seq ` + order + ` LIMIT ?`, args, order == "ASC"
 }
 
-// collect scans every row with scan and closes rows.
-func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, mapErr(rows.Err())
-}
-
 func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
 	var jobs []*storage.DeliveryJob
 	caps, most, err := storeCaps(p)
@@ -237,7 +196,7 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 			jobs = nil
 			return mapErr(err)
 		}
-		jobs, err = leasedJobs(ctx, w, q.db.codec, p.LeaseToken)
+		jobs, err = q.leasedJobs(ctx, w, p.LeaseToken)
 		return err
 	})
 	return jobs, err
@@ -265,34 +224,12 @@ func storeCaps(p storage.DeliveryClaimParams) (string, int, error) {
 
 // leasedJobs reads the jobs leased under a token, with the store's current
 // webhook URL and secret.
-func leasedJobs(ctx context.Context, w querier, c atrest.Codec, token string) ([]*storage.DeliveryJob, error) {
-	rows, err := w.QueryContext(ctx, `SELECT e.id, e.store_id, e.type, e.body, d.attempts, s.webhook_url, s.webhook_secret
+func (q *queries) leasedJobs(ctx context.Context, w querier, token string) ([]*storage.DeliveryJob, error) {
+	rows, err := w.QueryContext(ctx, `SELECT `+core.JobColumns+`
 		FROM deliveries d INDEXED BY deliveries_leased JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
 		WHERE d.lease_token = ? AND d.lease_token <> '' ORDER BY d.next_attempt_at, d.event_id`, token)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	// A claim holds many deliveries of few stores: each store's secret is
-	// opened once.
-	opened := map[[2]string]string{}
-	return collect(rows, func(row interface{ Scan(...any) error }) (*storage.DeliveryJob, error) {
-		j := &storage.DeliveryJob{LeaseToken: token}
-		var sealed string
-		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &sealed)
-		if err != nil {
-			return j, mapErr(err)
-		}
-		key := [2]string{j.StoreID, sealed}
-		if secret, ok := opened[key]; ok {
-			j.WebhookSecret = secret
-			return j, nil
-		}
-		j.WebhookSecret, err = c.Open(atrest.StoreWebhookSecret, sealed, j.StoreID)
-		if err == nil {
-			opened[key] = j.WebhookSecret
-		}
-		return j, err
-	})
+	jobs := q.Jobs(token)
+	return collect(rows, err, func(row core.Row) (*storage.DeliveryJob, error) { return jobs.Scan(row) })
 }
 
 func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
@@ -309,7 +246,7 @@ func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p stor
 		} else if n == 0 {
 			return storage.ErrNotFound
 		}
-		jobs, err := leasedJobs(ctx, w, q.db.codec, p.LeaseToken)
+		jobs, err := q.leasedJobs(ctx, w, p.LeaseToken)
 		if err != nil {
 			return err
 		}
@@ -373,7 +310,7 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		if err != nil {
 			return mapErr(err)
 		}
-		held, err := collect(matched, func(row interface{ Scan(...any) error }) (string, error) {
+		held, err := collect(matched, nil, func(row core.Row) (string, error) {
 			var id string
 			return id, mapErr(row.Scan(&id))
 		})
@@ -426,56 +363,6 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 	})
 }
 
-const attemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
-
-func scanAttempt(row interface{ Scan(...any) error }) (*keelpay.DeliveryAttempt, error) {
-	var a keelpay.DeliveryAttempt
-	var started, dur int64
-	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, &started, &dur, &a.StatusCode, &a.Failure, &a.ResponseBody)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	a.StartedAt = fromMicros(started)
-	a.Duration = time.Duration(dur) * time.Microsecond
-	return &a, nil
-}
-
-func (q *queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
-	where := "store_id = ? AND event_id = ?"
-	args := []any{p.StoreID, p.EventID}
-	order := "DESC"
-	cursor := p.StartingAfter
-	if p.EndingBefore != "" {
-		order, cursor = "ASC", p.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		err := q.r.QueryRowContext(ctx, `SELECT seq FROM delivery_attempts WHERE store_id = ? AND event_id = ? AND id = ?`,
-			p.StoreID, p.EventID, cursor).Scan(&seq)
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
-		if order == "DESC" {
-			where += " AND seq < ?"
-		} else {
-			where += " AND seq > ?"
-		}
-		args = append(args, seq)
-	}
-	args = append(args, p.Limit+1)
-	rows, err := q.r.QueryContext(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts
-		WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`, args...)
-	if err != nil {
-		return nil, false, mapErr(err)
-	}
-	attempts, err := collect(rows, scanAttempt)
-	if err != nil {
-		return nil, false, err
-	}
-	attempts, hasMore := storage.Page(attempts, p.Limit, order == "ASC")
-	return attempts, hasMore, nil
-}
-
 func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
 	var e *keelpay.Event
 	err := q.write(ctx, func(w querier) error {
@@ -489,7 +376,7 @@ func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string
 		} else if n == 0 {
 			return storage.ErrNotFound
 		}
-		e, err = scanEvent(w.QueryRowContext(ctx, `SELECT `+eventColumns+`
+		e, err = q.ScanEvent(w.QueryRowContext(ctx, `SELECT `+core.EventColumns+`
 			FROM events e JOIN deliveries d ON d.event_id = e.id WHERE e.id = ?`, eventID))
 		return err
 	})
@@ -572,11 +459,4 @@ func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return fromMicros(max(next, lease)), nil
-}
-
-func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
-	// Kept by triggers as deliveries change (status_counts).
-	err = q.r.QueryRowContext(ctx, `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0),
-		coalesce(sum(n) FILTER (WHERE status = 'failed'), 0) FROM status_counts WHERE kind = 'delivery'`).Scan(&pending, &failed)
-	return pending, failed, mapErr(err)
 }

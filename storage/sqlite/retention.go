@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // eventPurgeQuery picks the events that EventDeleteBefore deletes: a walk
@@ -34,7 +36,7 @@ func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit
 	if limit <= 0 {
 		return 0, nil
 	}
-	if due, err := q.anyDue(ctx, eventPurgeQuery, micros(before), 1); !due {
+	if due, err := q.AnyDue(ctx, eventPurgeQuery, micros(before), 1); !due {
 		return 0, err
 	}
 	var n int64
@@ -43,7 +45,7 @@ func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit
 		if err != nil {
 			return mapErr(err)
 		}
-		ids, err := collect(rows, func(row interface{ Scan(...any) error }) (string, error) {
+		ids, err := collect(rows, nil, func(row core.Row) (string, error) {
 			var id string
 			return id, row.Scan(&id)
 		})
@@ -61,26 +63,6 @@ func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit
 			}
 		}
 		res, err := w.ExecContext(ctx, eventPurgeEvents, list)
-		if err != nil {
-			return mapErr(err)
-		}
-		n, err = res.RowsAffected()
-		return mapErr(err)
-	})
-	return int(n), err
-}
-
-func (q *queries) CardSessionDeleteExpiredBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	if due, err := q.anyDue(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < ? LIMIT 1`,
-		micros(before)); !due {
-		return 0, err
-	}
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, cardSessionPurgeQuery, micros(before), limit)
 		if err != nil {
 			return mapErr(err)
 		}

@@ -1,0 +1,586 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// SQL is the text of the queries of [Queries] in one database's SQL. Each
+// takes the parameters its comment lists, in that order; a Versioned pair
+// (an UPDATE or DELETE and the SELECT of its row) shares them, each using
+// those it needs. The SELECTs that read records select the columns of the
+// record's column list, as [Records] reads them.
+type SQL struct {
+	// CardSessionInsert: the values of CardSessionValues.
+	CardSessionInsert string
+	// CardSessionGet: store_id, id.
+	CardSessionGet string
+	// CardSessionComplete, CardSessionExists (Versioned): the new status,
+	// card_id, store_id, id, the status expected, now.
+	CardSessionComplete, CardSessionExists string
+	// CardSessionExpireDue: the new status, the status expected, now.
+	CardSessionExpireDue string
+	// CardSessionPurge deletes at most limit card sessions that saved no
+	// card and expired before a time: before, limit. CardSessionPurgeDue
+	// finds one of them: before.
+	CardSessionPurge, CardSessionPurgeDue string
+
+	// CardInsert: the values of CardValues.
+	CardInsert string
+	// CardGet: store_id, id.
+	CardGet string
+	// CardUpdateStatus: status, store_id, id.
+	CardUpdateStatus string
+
+	// IntentInsert: the values of IntentValues.
+	IntentInsert string
+	// IntentGet: store_id, id.
+	IntentGet string
+	// IntentGetByAttempt: attempt_id.
+	IntentGetByAttempt string
+	// IntentExists (Versioned with the update PaymentIntentUpdate
+	// derives): id, store_id.
+	IntentExists string
+	// IntentList selects a store's intents (store_id) with no WHERE;
+	// IntentSeq finds a cursor's seq: store_id, id.
+	IntentList, IntentSeq string
+	// IntentListReconcileDue, IntentListExpireDue: now, limit.
+	IntentListReconcileDue, IntentListExpireDue string
+	// IntentStatusCounts reads (status, count) rows; IntentOutcomeUnknown
+	// counts the processing intents whose outcome is unknown.
+	IntentStatusCounts, IntentOutcomeUnknown string
+
+	// AttemptCheckInsert: the values of AttemptCheckValues.
+	AttemptCheckInsert string
+	// AttemptCheckListDue: now, limit.
+	AttemptCheckListDue string
+	// AttemptCheckReschedule: attempt_id, check_at, checks.
+	AttemptCheckReschedule string
+	// AttemptCheckDelete: attempt_id.
+	AttemptCheckDelete string
+
+	// RefundInsert: the values of RefundValues.
+	RefundInsert string
+	// RefundGet: store_id, id. RefundGetByIntent: store_id,
+	// payment_intent_id.
+	RefundGet, RefundGetByIntent string
+	// RefundUpdate (Versioned with RefundExistsForUpdate): amount,
+	// currency, reason, metadata, status, attempts, attempt_id,
+	// last_sent_at, last_error, reconcile_at, reconcile_count,
+	// succeeded_at, updated_at, the version expected, store_id, id; the
+	// version is set to the one expected plus one.
+	RefundUpdate, RefundExistsForUpdate string
+	// RefundDelete, RefundExists (Versioned): store_id, id, the version
+	// expected.
+	RefundDelete, RefundExists string
+	// RefundListReconcileDue: now, limit.
+	RefundListReconcileDue string
+
+	// StoreInsert: the values of StoreValues.
+	StoreInsert string
+	// StoreGet selects the stores with no WHERE.
+	StoreGet string
+	// StoreUpdate, StoreExists (Versioned): client_id,
+	// client_secret_hash, merchant_id, currency, publishable_key,
+	// secret_key_hash, webhook_url, webhook_secret, the version expected,
+	// updated_at, id; the version is set to the one expected plus one.
+	StoreUpdate, StoreExists string
+
+	// EventGet: store_id, id.
+	EventGet string
+	// DeliveryAttemptList selects an event's attempts (store_id,
+	// event_id) with no WHERE; DeliveryAttemptSeq finds a cursor's seq:
+	// store_id, event_id, id.
+	DeliveryAttemptList, DeliveryAttemptSeq string
+	// DeliveryCounts reads the counts of pending and failed deliveries.
+	DeliveryCounts string
+
+	// IdempotencyGet: store_id, key.
+	IdempotencyGet string
+	// IdempotencyProgress: recovery_point, object_id, store_id, key,
+	// lock_token. IdempotencyProgressDone: recovery_point, object_id,
+	// status, body, store_id, key, lock_token. Both change only a record
+	// still running.
+	IdempotencyProgress, IdempotencyProgressDone string
+	// IdempotencyTake: store_id, key, fingerprint, lock_token,
+	// locked_until, status, body, now (created_at), expires_at,
+	// recovery_point, object_id. It writes a record unless one is
+	// running and not abandoned, or holds another request, or kept a
+	// step; and changes one row when it did.
+	IdempotencyTake string
+	// IdempotencyDeleteExpired: now, limit. IdempotencyExpiredDue finds
+	// one expired record: now.
+	IdempotencyDeleteExpired, IdempotencyExpiredDue string
+
+	// RateLimitDeleteExpired: now, limit.
+	RateLimitDeleteExpired string
+
+	intentUpdate *intentUpdate // see Init
+}
+
+// Queries implements the part of storage.Executor that is the same for
+// every database but for its SQL. An adapter embeds it in its own
+// executor, which adds the rest.
+type Queries struct {
+	Records
+	// R runs reads: the reader pool, or the transaction.
+	R Conn
+	// W runs writes.
+	W   Writer
+	SQL *SQL
+}
+
+// Init derives from the column lists the queries that are built rather
+// than written (the update of a payment intent), in d's placeholders. An
+// adapter calls it once, before any NewQueries with s.
+func (s *SQL) Init(d Dialect) {
+	u := newIntentUpdate(d)
+	s.intentUpdate = &u
+}
+
+// NewQueries returns Queries on r and w with the SQL of s (see Init).
+func NewQueries(rec Records, s *SQL, r Conn, w Writer) Queries {
+	return Queries{Records: rec, R: r, W: w, SQL: s}
+}
+
+// exec runs a write of one statement.
+func (q *Queries) exec(ctx context.Context, query string, args ...any) error {
+	return q.W.Write(ctx, func(w Conn) error {
+		_, err := w.Exec(ctx, query, args...)
+		return q.D.MapErr(err)
+	})
+}
+
+// execCount runs a write of one statement and returns the rows it
+// changed.
+func (q *Queries) execCount(ctx context.Context, query string, args ...any) (int, error) {
+	var n int64
+	err := q.W.Write(ctx, func(w Conn) error {
+		var err error
+		n, err = w.Exec(ctx, query, args...)
+		return q.D.MapErr(err)
+	})
+	return int(n), err
+}
+
+// execOne runs a write of one statement that must change a row:
+// storage.ErrNotFound when it changed none.
+func (q *Queries) execOne(ctx context.Context, query string, args ...any) error {
+	return q.W.Write(ctx, func(w Conn) error {
+		return ExecOne(ctx, w, q.D, query, args...)
+	})
+}
+
+// ExecOne runs a statement on w that must change a row:
+// storage.ErrNotFound when it changed none.
+func ExecOne(ctx context.Context, w Conn, d Dialect, query string, args ...any) error {
+	n, err := w.Exec(ctx, query, args...)
+	if err != nil {
+		return d.MapErr(err)
+	}
+	if n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}
+
+// Versioned runs a write conditional on a row's version or state and its
+// exists query on w (see [Conn.Versioned]), and tells a row that did not
+// qualify (conflict) from a missing one (storage.ErrNotFound).
+func Versioned(ctx context.Context, w Conn, d Dialect, write, exists string, args []any, conflict error) error {
+	wrote, found, err := w.Versioned(ctx, write, exists, args...)
+	switch {
+	case err != nil:
+		return d.MapErr(err)
+	case wrote:
+		return nil
+	case !found:
+		return storage.ErrNotFound
+	default:
+		return conflict
+	}
+}
+
+// versioned is Versioned in a write of its own (or the transaction's).
+func (q *Queries) versioned(ctx context.Context, write, exists string, args []any, conflict error) error {
+	return q.W.Write(ctx, func(w Conn) error {
+		return Versioned(ctx, w, q.D, write, exists, args, conflict)
+	})
+}
+
+// AnyDue reports whether query, a read that selects at most one row,
+// finds one. Outside a transaction it is read first, so that a sweep that
+// finds nothing (most of them) costs the writer nothing; inside one it
+// reports true, and the sweep's own statements decide.
+func (q *Queries) AnyDue(ctx context.Context, query string, args ...any) (bool, error) {
+	if q.W.InTx() {
+		return true, nil
+	}
+	var one any
+	switch err := q.D.MapErr(q.R.QueryRow(ctx, query, args...).Scan(&one)); err {
+	case nil:
+		return true, nil
+	case storage.ErrNotFound:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// list reads a list of records (see List) on the reader.
+func list[T any](ctx context.Context, q *Queries, l ListQuery, scan func(Row) (T, error)) ([]T, bool, error) {
+	return List(ctx, q.R, q.D, l, scan)
+}
+
+// Card sessions.
+
+// CardSessionInsert implements storage.Executor.
+func (q *Queries) CardSessionInsert(ctx context.Context, s *keelpay.CardSession) error {
+	values, err := q.CardSessionValues(s)
+	if err != nil {
+		return err
+	}
+	return q.exec(ctx, q.SQL.CardSessionInsert, values...)
+}
+
+// CardSessionGet implements storage.Executor.
+func (q *Queries) CardSessionGet(ctx context.Context, storeID, id string) (*keelpay.CardSession, error) {
+	return q.ScanCardSession(q.R.QueryRow(ctx, q.SQL.CardSessionGet, storeID, id))
+}
+
+// CardSessionComplete implements storage.Executor.
+func (q *Queries) CardSessionComplete(ctx context.Context, storeID, id, cardID string, now time.Time) error {
+	return q.versioned(ctx, q.SQL.CardSessionComplete, q.SQL.CardSessionExists,
+		[]any{string(keelpay.CardSessionCompleted), cardID, storeID, id, string(keelpay.CardSessionOpen), q.D.Time(now)},
+		fmt.Errorf("%w: card session %s is not open", storage.ErrConflict, id))
+}
+
+// CardSessionExpireDue implements storage.Executor.
+func (q *Queries) CardSessionExpireDue(ctx context.Context, now time.Time) (int, error) {
+	return q.execCount(ctx, q.SQL.CardSessionExpireDue,
+		string(keelpay.CardSessionExpired), string(keelpay.CardSessionOpen), q.D.Time(now))
+}
+
+// CardSessionDeleteExpiredBefore implements storage.Executor.
+func (q *Queries) CardSessionDeleteExpiredBefore(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	if due, err := q.AnyDue(ctx, q.SQL.CardSessionPurgeDue, q.D.Time(before)); !due {
+		return 0, err
+	}
+	return q.execCount(ctx, q.SQL.CardSessionPurge, q.D.Time(before), limit)
+}
+
+// Cards.
+
+// CardInsert implements storage.Executor.
+func (q *Queries) CardInsert(ctx context.Context, c *keelpay.Card) error {
+	return q.exec(ctx, q.SQL.CardInsert, q.CardValues(c)...)
+}
+
+// CardGet implements storage.Executor.
+func (q *Queries) CardGet(ctx context.Context, storeID, id string) (*keelpay.Card, error) {
+	return q.ScanCard(q.R.QueryRow(ctx, q.SQL.CardGet, storeID, id))
+}
+
+// CardUpdateStatus implements storage.Executor.
+func (q *Queries) CardUpdateStatus(ctx context.Context, storeID, id string, status keelpay.CardStatus) error {
+	return q.execOne(ctx, q.SQL.CardUpdateStatus, string(status), storeID, id)
+}
+
+// Payment intents.
+
+// PaymentIntentInsert implements storage.Executor.
+func (q *Queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error {
+	values, err := q.SealedIntentValues(pi)
+	if err != nil {
+		return err
+	}
+	return q.exec(ctx, q.SQL.IntentInsert, values...)
+}
+
+// PaymentIntentGet implements storage.Executor.
+func (q *Queries) PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error) {
+	return q.ScanIntent(q.R.QueryRow(ctx, q.SQL.IntentGet, storeID, id))
+}
+
+// PaymentIntentGetByAttempt implements storage.Executor.
+func (q *Queries) PaymentIntentGetByAttempt(ctx context.Context, attemptID string) (*keelpay.PaymentIntent, error) {
+	if attemptID == "" {
+		return nil, storage.ErrNotFound
+	}
+	return q.ScanIntent(q.R.QueryRow(ctx, q.SQL.IntentGetByAttempt, attemptID))
+}
+
+// PaymentIntentUpdate implements storage.Executor.
+func (q *Queries) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error {
+	next := *pi
+	next.Version = expectedVersion + 1
+	values, err := q.IntentValues(&next)
+	if err != nil {
+		return err
+	}
+	u := q.SQL.intentUpdate
+	args := make([]any, 0, len(u.keep)+3)
+	args = append(args, pi.ID, pi.StoreID)
+	for _, i := range u.keep {
+		args = append(args, values[i])
+	}
+	args = append(args, expectedVersion)
+	err = q.versioned(ctx, u.sql, q.SQL.IntentExists, args,
+		fmt.Errorf("%w: payment intent %s is no longer at version %d", storage.ErrConflict, pi.ID, expectedVersion))
+	if err != nil {
+		return err
+	}
+	pi.Version = next.Version
+	return nil
+}
+
+// PaymentIntentList implements storage.Executor.
+func (q *Queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntentListParams) ([]*keelpay.PaymentIntent, bool, error) {
+	return list(ctx, q, ListQuery{
+		Select: q.SQL.IntentList, Where: "store_id = " + q.D.Placeholder(1), Args: []any{p.StoreID},
+		Seq: "seq", SeqQuery: q.SQL.IntentSeq, SeqArgs: []any{p.StoreID},
+		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
+	}, q.ScanIntent)
+}
+
+// PaymentIntentListReconcileDue implements storage.Executor.
+func (q *Queries) PaymentIntentListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
+	rows, err := q.R.Query(ctx, q.SQL.IntentListReconcileDue, q.D.Time(now), limit)
+	return Collect(q.D, rows, err, q.ScanIntent)
+}
+
+// PaymentIntentListExpireDue implements storage.Executor.
+func (q *Queries) PaymentIntentListExpireDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.PaymentIntent, error) {
+	rows, err := q.R.Query(ctx, q.SQL.IntentListExpireDue, q.D.Time(now), limit)
+	return Collect(q.D, rows, err, q.ScanIntent)
+}
+
+// PaymentIntentCounts implements storage.Executor.
+func (q *Queries) PaymentIntentCounts(ctx context.Context) (storage.PaymentIntentCounts, error) {
+	c := storage.PaymentIntentCounts{ByStatus: map[keelpay.PaymentIntentStatus]int{}}
+	rows, err := q.R.Query(ctx, q.SQL.IntentStatusCounts)
+	if err != nil {
+		return c, q.D.MapErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var status string
+		var n int
+		if err := rows.Scan(&status, &n); err != nil {
+			return c, q.D.MapErr(err)
+		}
+		if n != 0 {
+			c.ByStatus[keelpay.PaymentIntentStatus(status)] = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return c, q.D.MapErr(err)
+	}
+	err = q.R.QueryRow(ctx, q.SQL.IntentOutcomeUnknown).Scan(&c.OutcomeUnknown)
+	return c, q.D.MapErr(err)
+}
+
+// Attempt checks.
+
+// AttemptCheckInsert implements storage.Executor.
+func (q *Queries) AttemptCheckInsert(ctx context.Context, c *storage.AttemptCheck) error {
+	return q.exec(ctx, q.SQL.AttemptCheckInsert, q.AttemptCheckValues(c)...)
+}
+
+// AttemptCheckListDue implements storage.Executor.
+func (q *Queries) AttemptCheckListDue(ctx context.Context, now time.Time, limit int) ([]*storage.AttemptCheck, error) {
+	rows, err := q.R.Query(ctx, q.SQL.AttemptCheckListDue, q.D.Time(now), limit)
+	return Collect(q.D, rows, err, q.ScanAttemptCheck)
+}
+
+// AttemptCheckReschedule implements storage.Executor.
+func (q *Queries) AttemptCheckReschedule(ctx context.Context, attemptID string, checkAt time.Time, checks int) error {
+	return q.execOne(ctx, q.SQL.AttemptCheckReschedule, attemptID, q.D.Time(checkAt), checks)
+}
+
+// AttemptCheckDelete implements storage.Executor.
+func (q *Queries) AttemptCheckDelete(ctx context.Context, attemptID string) error {
+	return q.exec(ctx, q.SQL.AttemptCheckDelete, attemptID)
+}
+
+// Refunds.
+
+// RefundInsert implements storage.Executor.
+func (q *Queries) RefundInsert(ctx context.Context, r *keelpay.Refund) error {
+	values, err := q.RefundValues(r)
+	if err != nil {
+		return err
+	}
+	return q.exec(ctx, q.SQL.RefundInsert, values...)
+}
+
+// RefundGet implements storage.Executor.
+func (q *Queries) RefundGet(ctx context.Context, storeID, id string) (*keelpay.Refund, error) {
+	return q.ScanRefund(q.R.QueryRow(ctx, q.SQL.RefundGet, storeID, id))
+}
+
+// RefundGetByIntent implements storage.Executor.
+func (q *Queries) RefundGetByIntent(ctx context.Context, storeID, paymentIntentID string) (*keelpay.Refund, error) {
+	return q.ScanRefund(q.R.QueryRow(ctx, q.SQL.RefundGetByIntent, storeID, paymentIntentID))
+}
+
+// RefundUpdate implements storage.Executor.
+func (q *Queries) RefundUpdate(ctx context.Context, r *keelpay.Refund, expectedVersion int64) error {
+	metadata, err := q.D.Metadata(r.Metadata)
+	if err != nil {
+		return err
+	}
+	lastError, err := q.D.LastError(r.LastError)
+	if err != nil {
+		return err
+	}
+	d := q.D
+	err = q.versioned(ctx, q.SQL.RefundUpdate, q.SQL.RefundExistsForUpdate,
+		[]any{r.Amount, r.Currency, r.Reason, metadata, string(r.Status), r.Attempts, r.AttemptID,
+			d.Time(r.LastSentAt), lastError, d.Time(r.ReconcileAt), r.ReconcileCount, d.Time(r.SucceededAt), d.Time(r.UpdatedAt),
+			expectedVersion, r.StoreID, r.ID},
+		fmt.Errorf("%w: refund %s is no longer at version %d", storage.ErrConflict, r.ID, expectedVersion))
+	if err != nil {
+		return err
+	}
+	r.Version = expectedVersion + 1
+	return nil
+}
+
+// RefundDelete implements storage.Executor.
+func (q *Queries) RefundDelete(ctx context.Context, storeID, id string, expectedVersion int64) error {
+	return q.versioned(ctx, q.SQL.RefundDelete, q.SQL.RefundExists, []any{storeID, id, expectedVersion},
+		fmt.Errorf("%w: refund %s is no longer at version %d", storage.ErrConflict, id, expectedVersion))
+}
+
+// RefundListReconcileDue implements storage.Executor.
+func (q *Queries) RefundListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.Refund, error) {
+	rows, err := q.R.Query(ctx, q.SQL.RefundListReconcileDue, q.D.Time(now), limit)
+	return Collect(q.D, rows, err, q.ScanRefund)
+}
+
+// Stores.
+
+// StoreInsert implements storage.Executor.
+func (q *Queries) StoreInsert(ctx context.Context, s *keelpay.Store) error {
+	values := q.StoreValues(s)
+	return q.W.WriteStores(ctx, func(w Conn) error {
+		_, err := w.Exec(ctx, q.SQL.StoreInsert, values...)
+		return q.D.MapErr(err)
+	})
+}
+
+func (q *Queries) storeGet(ctx context.Context, column string, value any) (*keelpay.Store, error) {
+	return q.ScanStore(q.R.QueryRow(ctx, q.SQL.StoreGet+` WHERE `+column+` = `+q.D.Placeholder(1), value))
+}
+
+// StoreGetByID implements storage.Executor.
+func (q *Queries) StoreGetByID(ctx context.Context, id string) (*keelpay.Store, error) {
+	return q.storeGet(ctx, "id", id)
+}
+
+// StoreGetByClientID implements storage.Executor.
+func (q *Queries) StoreGetByClientID(ctx context.Context, clientID string) (*keelpay.Store, error) {
+	return q.storeGet(ctx, "client_id", clientID)
+}
+
+// StoreGetBySecretKeyHash implements storage.Executor.
+func (q *Queries) StoreGetBySecretKeyHash(ctx context.Context, hash []byte) (*keelpay.Store, error) {
+	return q.storeGet(ctx, "secret_key_hash", hash)
+}
+
+// StoreGetByPublishableKey implements storage.Executor.
+func (q *Queries) StoreGetByPublishableKey(ctx context.Context, key string) (*keelpay.Store, error) {
+	return q.storeGet(ctx, "publishable_key", key)
+}
+
+// StoreUpdate implements storage.Executor.
+func (q *Queries) StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVersion int64) error {
+	v := q.StoreValues(s)
+	// The values of StoreValues but the id, the version and created_at.
+	args := []any{v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], expectedVersion, v[11], s.ID}
+	err := q.W.WriteStores(ctx, func(w Conn) error {
+		return Versioned(ctx, w, q.D, q.SQL.StoreUpdate, q.SQL.StoreExists, args,
+			fmt.Errorf("%w: store %s is no longer at version %d", storage.ErrConflict, s.ID, expectedVersion))
+	})
+	if err != nil {
+		return err
+	}
+	s.Version = expectedVersion + 1
+	return nil
+}
+
+// Events and deliveries.
+
+// EventGet implements storage.Executor.
+func (q *Queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
+	return q.ScanEvent(q.R.QueryRow(ctx, q.SQL.EventGet, storeID, id))
+}
+
+// DeliveryAttemptList implements storage.Executor.
+func (q *Queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
+	return list(ctx, q, ListQuery{
+		Select: q.SQL.DeliveryAttemptList,
+		Where:  "store_id = " + q.D.Placeholder(1) + " AND event_id = " + q.D.Placeholder(2), Args: []any{p.StoreID, p.EventID},
+		Seq: "seq", SeqQuery: q.SQL.DeliveryAttemptSeq, SeqArgs: []any{p.StoreID, p.EventID},
+		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
+	}, q.ScanDeliveryAttempt)
+}
+
+// DeliveryCounts implements storage.Executor.
+func (q *Queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
+	// Kept by triggers as deliveries change (status_counts).
+	err = q.R.QueryRow(ctx, q.SQL.DeliveryCounts).Scan(&pending, &failed)
+	return pending, failed, q.D.MapErr(err)
+}
+
+// Idempotency keys.
+
+// IdempotencyGet implements storage.Executor.
+func (q *Queries) IdempotencyGet(ctx context.Context, storeID, key string) (*storage.IdempotencyRecord, error) {
+	return q.ScanIdempotency(q.R.QueryRow(ctx, q.SQL.IdempotencyGet, storeID, key))
+}
+
+// IdempotencyProgress implements storage.Executor.
+func (q *Queries) IdempotencyProgress(ctx context.Context, p storage.IdempotencyProgressParams) error {
+	if p.Status > 0 {
+		body := q.Codec.SealBody(p.StoreID, p.Key, p.Body)
+		return q.execOne(ctx, q.SQL.IdempotencyProgressDone,
+			p.RecoveryPoint, p.ObjectID, p.Status, body, p.StoreID, p.Key, p.LockToken)
+	}
+	return q.execOne(ctx, q.SQL.IdempotencyProgress, p.RecoveryPoint, p.ObjectID, p.StoreID, p.Key, p.LockToken)
+}
+
+// IdempotencyTake implements storage.Executor.
+func (q *Queries) IdempotencyTake(ctx context.Context, p storage.IdempotencyTakeParams) (bool, error) {
+	body, lockedUntil := []byte{}, p.LockedUntil
+	if p.Status > 0 {
+		body, lockedUntil = q.Codec.SealBody(p.StoreID, p.Key, p.Body), time.Time{}
+	}
+	n, err := q.execCount(ctx, q.SQL.IdempotencyTake,
+		p.StoreID, p.Key, p.Fingerprint, p.LockToken, q.D.Time(lockedUntil), max(p.Status, 0), body, q.D.Time(p.Now), q.D.Time(p.ExpiresAt),
+		p.RecoveryPoint, p.ObjectID)
+	return n == 1, err
+}
+
+// IdempotencyDeleteExpired implements storage.Executor.
+func (q *Queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	if due, err := q.AnyDue(ctx, q.SQL.IdempotencyExpiredDue, q.D.Time(now)); !due {
+		return 0, err
+	}
+	return q.execCount(ctx, q.SQL.IdempotencyDeleteExpired, q.D.Time(now), limit)
+}
+
+// Rate limits.
+
+// RateLimitDeleteExpired implements storage.Executor.
+func (q *Queries) RateLimitDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	return q.execCount(ctx, q.SQL.RateLimitDeleteExpired, q.D.Time(now), limit)
+}
