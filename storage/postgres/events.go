@@ -12,28 +12,8 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
-	"github.com/keelpay/keelpay/storage/internal/atrest"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
-
-const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
-	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
-
-func scanEvent(row scanner) (*keelpay.Event, error) {
-	var e keelpay.Event
-	var body []byte
-	var next time.Time
-	err := row.Scan(&e.ID, &e.StoreID, &e.Type, &body, tsDst(&e.CreatedAt),
-		&e.Delivery.Status, &e.Delivery.Attempts, tsDst(&e.Delivery.LastAttemptAt), tsDst(&next),
-		&e.Delivery.LastStatusCode, &e.Delivery.LastFailure)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	e.Body = body
-	if e.Delivery.Status == keelpay.DeliveryPending {
-		e.Delivery.NextAttemptAt = next
-	}
-	return &e, nil
-}
 
 func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
 	err := q.write(ctx, func(w querier) error {
@@ -52,80 +32,34 @@ func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
 	return nil
 }
 
-func (q *queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
-	return scanEvent(q.q.QueryRow(ctx, `SELECT `+eventColumns+`
-		FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE e.store_id = $1 AND e.id = $2`, storeID, id))
-}
-
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
-	where := "e.store_id = $1"
-	args := []any{p.StoreID}
+	l := core.ListQuery{
+		Select: `SELECT ` + core.EventColumns + ` FROM events e JOIN deliveries d ON d.event_id = e.id`,
+		Where:  "e.store_id = $1", Args: []any{p.StoreID},
+		Seq: "e.seq", SeqQuery: `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, SeqArgs: []any{p.StoreID},
+		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
+	}
 	if p.Type != "" {
-		args = append(args, p.Type)
-		where += " AND e.type = $" + strconv.Itoa(len(args))
+		l.Where += " AND e.type = $2"
+		l.Args = append(l.Args, p.Type)
 	}
-	order := "DESC"
-	cursor := p.StartingAfter
-	if p.EndingBefore != "" {
-		order, cursor = "ASC", p.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		err := q.q.QueryRow(ctx, `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, p.StoreID, cursor).Scan(&seq)
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
-		args = append(args, seq)
-		if order == "DESC" {
-			where += " AND e.seq < $" + strconv.Itoa(len(args))
-		} else {
-			where += " AND e.seq > $" + strconv.Itoa(len(args))
-		}
-	}
-	args = append(args, p.Limit+1)
-	rows, err := q.q.Query(ctx, `SELECT `+eventColumns+`
-		FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE `+where+` ORDER BY e.seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
-	events, err := collect(rows, err, scanEvent)
-	if err != nil {
-		return nil, false, err
-	}
-	events, hasMore := storage.Page(events, p.Limit, order == "ASC")
-	return events, hasMore, nil
+	return core.List(ctx, &q.c, dialect{}, l, q.ScanEvent)
 }
 
 // claimReturning is what a claim returns: the job, and the due time it is
 // ordered by.
-const claimReturning = `RETURNING d.event_id, d.store_id, e.type, e.body, d.attempts,
-	s.webhook_url, s.webhook_secret, d.next_attempt_at`
+const claimReturning = `RETURNING ` + core.JobColumns + `, d.next_attempt_at`
 
 type claimed struct {
 	job  *storage.DeliveryJob
 	next time.Time
 }
 
-func scanClaimed(codec atrest.Codec, token string) func(scanner) (claimed, error) {
-	// A claim holds many deliveries of few stores: each store's secret is
-	// opened once.
-	opened := map[[2]string]string{}
-	return func(row scanner) (claimed, error) {
-		c := claimed{job: &storage.DeliveryJob{LeaseToken: token}}
-		j := c.job
-		var sealed string
-		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &sealed, tsDst(&c.next))
-		if err != nil {
-			return c, mapErr(err)
-		}
-		key := [2]string{j.StoreID, sealed}
-		if secret, ok := opened[key]; ok {
-			j.WebhookSecret = secret
-			return c, nil
-		}
-		j.WebhookSecret, err = codec.Open(atrest.StoreWebhookSecret, sealed, j.StoreID)
-		if err == nil {
-			opened[key] = j.WebhookSecret
-		}
+// scanClaimed reads the rows of claimReturning.
+func (q *queries) scanClaimed(token string) func(core.Row) (claimed, error) {
+	jobs := q.Jobs(token)
+	return func(row core.Row) (c claimed, err error) {
+		c.job, err = jobs.Scan(row, tsDst(&c.next))
 		return c, err
 	}
 }
@@ -209,7 +143,7 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 			WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
 			`+claimReturning,
 			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, p.Limit, capStores, capValues)
-		got, err = collect(rows, err, scanClaimed(q.db.codec, p.LeaseToken))
+		got, err = core.Collect[claimed](dialect{}, rows, err, q.scanClaimed(p.LeaseToken))
 		return err
 	})
 	if err != nil || len(got) == 0 {
@@ -231,7 +165,7 @@ func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p stor
 		// A delivery that another transaction holds is being claimed or
 		// recorded: as good as leased.
 		var err error
-		c, err = scanClaimed(q.db.codec, p.LeaseToken)(w.QueryRow(ctx, `WITH c AS (
+		c, err = q.scanClaimed(p.LeaseToken)(w.QueryRow(ctx, `WITH c AS (
 				SELECT event_id FROM deliveries
 				WHERE event_id = $3 AND status = 'pending' AND lease_until <= $4
 				FOR UPDATE SKIP LOCKED
@@ -292,60 +226,14 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 	})
 }
 
-const attemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
-
-func scanAttempt(row scanner) (*keelpay.DeliveryAttempt, error) {
-	var a keelpay.DeliveryAttempt
-	var dur int64
-	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, tsDst(&a.StartedAt), &dur, &a.StatusCode, &a.Failure, &a.ResponseBody)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	a.Duration = time.Duration(dur) * time.Microsecond
-	return &a, nil
-}
-
-func (q *queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
-	where := "store_id = $1 AND event_id = $2"
-	args := []any{p.StoreID, p.EventID}
-	order := "DESC"
-	cursor := p.StartingAfter
-	if p.EndingBefore != "" {
-		order, cursor = "ASC", p.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		err := q.q.QueryRow(ctx, `SELECT seq FROM delivery_attempts WHERE store_id = $1 AND event_id = $2 AND id = $3`,
-			p.StoreID, p.EventID, cursor).Scan(&seq)
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
-		args = append(args, seq)
-		if order == "DESC" {
-			where += " AND seq < $3"
-		} else {
-			where += " AND seq > $3"
-		}
-	}
-	args = append(args, p.Limit+1)
-	rows, err := q.q.Query(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts
-		WHERE `+where+` ORDER BY seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
-	attempts, err := collect(rows, err, scanAttempt)
-	if err != nil {
-		return nil, false, err
-	}
-	attempts, hasMore := storage.Page(attempts, p.Limit, order == "ASC")
-	return attempts, hasMore, nil
-}
-
 func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
 	var e *keelpay.Event
 	err := q.write(ctx, func(w querier) error {
 		var err error
-		e, err = scanEvent(w.QueryRow(ctx, `UPDATE deliveries d SET status = 'pending', attempts = 0,
+		e, err = q.ScanEvent(w.QueryRow(ctx, `UPDATE deliveries d SET status = 'pending', attempts = 0,
 				next_attempt_at = $1, lease_token = '', lease_until = '-infinity'
 			FROM events e WHERE e.id = d.event_id AND d.event_id = $2 AND d.store_id = $3
-			RETURNING `+eventColumns, ts(now), eventID, storeID))
+			RETURNING `+core.EventColumns, ts(now), eventID, storeID))
 		return err
 	})
 	return e, err
@@ -422,11 +310,4 @@ func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return next, err
-}
-
-func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
-	// Kept by triggers as deliveries change (status_counts).
-	err = q.q.QueryRow(ctx, `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0)::bigint,
-		coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint FROM status_counts WHERE kind = 'delivery'`).Scan(&pending, &failed)
-	return pending, failed, mapErr(err)
 }

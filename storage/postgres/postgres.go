@@ -19,13 +19,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/internal/atrest"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // Migrations holds keelpay's schema as numbered SQL files,
@@ -127,11 +127,12 @@ func (c Config) WithDefaults() Config {
 type DB struct {
 	*queries // the executor outside a transaction
 
-	pool   *pgxpool.Pool
-	cfg    Config
-	schema string // the schema the tables are in; it scopes advisory locks
-	codec  atrest.Codec
-	txs    atomic.Int64 // write transactions committed
+	pool    *pgxpool.Pool
+	cfg     Config
+	schema  string // the schema the tables are in; it scopes advisory locks
+	codec   atrest.Codec
+	records core.Records
+	txs     atomic.Int64 // write transactions committed
 
 	listener storeListener // see StoreEpoch
 }
@@ -175,8 +176,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec}
-	db.queries = &queries{db: db, q: pool}
+	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec, records: core.Records{D: dialect{}, Codec: codec}}
+	db.queries = newQueries(db, pool, false)
 	// Counts left in the slots of connections that ended without folding
 	// them (a process that was killed) join slot 0.
 	if _, err := pool.Exec(ctx, `SELECT fold_status_counts(false)`); err != nil {
@@ -442,43 +443,6 @@ func lockID(schema string, name ...string) int64 {
 	return int64(h.Sum64())
 }
 
-// PostgreSQL error codes mapErr knows.
-const (
-	codeUniqueViolation      = "23505"
-	codeSerializationFailure = "40001"
-	codeDeadlockDetected     = "40P01"
-	codeLockNotAvailable     = "55P03"
-)
-
-// mapErr is the one place that looks at driver errors: it maps them to the
-// storage sentinels, wrapping so the detail stays in logs.
-func mapErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return storage.ErrNotFound
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case codeUniqueViolation:
-			return fmt.Errorf("%w: %v", storage.ErrDuplicate, err)
-		case codeSerializationFailure, codeDeadlockDetected, codeLockNotAvailable:
-			return &transientError{err}
-		}
-	}
-	return err
-}
-
-// transientError is an ErrConflict that the database reported: the
-// transaction lost a race it can win when run again, unlike a version
-// mismatch, which running again would only repeat.
-type transientError struct{ err error }
-
-func (e *transientError) Error() string   { return storage.ErrConflict.Error() + ": " + e.err.Error() }
-func (e *transientError) Unwrap() []error { return []error{storage.ErrConflict, e.err} }
-
 // WithTx runs fn in a READ COMMITTED transaction and commits it. Exclusive
 // state changes do not rely on the isolation level: they are conditional
 // updates (on a version or status), row locks, or advisory locks. When the
@@ -499,7 +463,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 		// rolls back.
 		tx := &lazyTx{conn: conn}
 		defer tx.rollback(context.WithoutCancel(ctx))
-		q := &queries{db: db, q: tx, inTx: true}
+		q := newQueries(db, tx, true)
 		// A transaction that wrote a store moves the store epoch once it
 		// has ended, before WithTx returns.
 		defer func() {
@@ -526,8 +490,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 func (db *DB) retry(ctx context.Context, fn func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := fn()
-		var te *transientError
-		if err == nil || attempt >= db.cfg.TxAttempts || !errors.As(err, &te) {
+		if err == nil || attempt >= db.cfg.TxAttempts || !core.IsTransient(err) {
 			return err
 		}
 		// Exponential backoff from 2ms, capped at 64ms, with jitter so that
@@ -556,13 +519,37 @@ type querier interface {
 // transaction. Each method is one statement or one batch (which PostgreSQL
 // runs as one implicit transaction), so it is atomic on the pool too.
 type queries struct {
+	core.Queries
 	db   *DB
 	q    querier
+	c    conn // q, for the core
 	inTx bool
 	// wroteStores marks a transaction that wrote a store (see
 	// storesWritten).
 	wroteStores bool
 }
+
+// newQueries returns the executor on q, a transaction's when inTx.
+func newQueries(db *DB, q querier, inTx bool) *queries {
+	x := &queries{db: db, q: q, c: conn{q}, inTx: inTx}
+	x.Queries = core.NewQueries(db.records, sqlText, &x.c, x)
+	return x
+}
+
+// Write implements core.Writer, as write.
+func (q *queries) Write(ctx context.Context, fn func(w core.Conn) error) error {
+	return q.write(ctx, func(querier) error { return fn(&q.c) })
+}
+
+// WriteStores implements core.Writer: the store epoch moves once the
+// statement, or the transaction, has ended.
+func (q *queries) WriteStores(ctx context.Context, fn func(w core.Conn) error) error {
+	defer q.storesWritten()
+	return q.Write(ctx, fn)
+}
+
+// InTx implements core.Writer.
+func (q *queries) InTx() bool { return q.inTx }
 
 // storesWritten is deferred by every write of stores: outside a
 // transaction it moves the store epoch now that the statement has ended;
@@ -591,51 +578,3 @@ func (q *queries) write(ctx context.Context, fn func(q querier) error) error {
 
 // scanner is what pgx.Row and pgx.Rows have in common.
 type scanner interface{ Scan(dest ...any) error }
-
-// collect scans every row with scan and closes rows.
-func collect[T any](rows pgx.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
-	return out, mapErr(err)
-}
-
-// placeholders returns "$1, $2, ..., $n".
-func placeholders(n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("$" + strconv.Itoa(i+1))
-	}
-	return b.String()
-}
-
-// ts is the value of a time column: the instant to the microsecond (the
-// driver truncates), and the zero time as -infinity.
-func ts(t time.Time) pgtype.Timestamptz {
-	if t.IsZero() {
-		return pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
-	}
-	return pgtype.Timestamptz{Time: t, Valid: true}
-}
-
-// tsDst scans a time column into *t, the inverse of ts: in UTC, and
-// -infinity (or NULL) as the zero time.
-func tsDst(t *time.Time) pgtype.TimestamptzScanner { return timeDst{t} }
-
-type timeDst struct{ t *time.Time }
-
-func (d timeDst) ScanTimestamptz(v pgtype.Timestamptz) error {
-	switch {
-	case !v.Valid || v.InfinityModifier == pgtype.NegativeInfinity:
-		*d.t = time.Time{}
-	case v.InfinityModifier == pgtype.Finite:
-		*d.t = v.Time.UTC()
-	default:
-		return errors.New("postgres: infinite time")
-	}
-	return nil
-}
