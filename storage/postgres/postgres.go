@@ -51,8 +51,30 @@ const SchemaDefault = "keelpay"
 type Config struct {
 	// DSN is the database to open, as a URL
 	// (postgres://user:password@host:5432/db?sslmode=disable) or in
-	// key=value form; pgxpool's pool_* parameters are honoured. Required.
+	// key=value form; pgxpool's pool_* parameters are honoured. Required
+	// unless Pool is set.
 	DSN string
+	// Pool, when set, is the pool keelpay works on instead of one of its
+	// own: a pool the application already has, with its own limits and
+	// hooks. DSN, MaxConns and TracerProvider must then be unset (set
+	// them on the pool), and Schema, when set, must be the pool's current
+	// schema. keelpay does not close it: Close leaves it open.
+	//
+	// keelpay sets nothing on such a pool's connections, so what it sets
+	// on its own becomes the pool's owner's choice: the session's
+	// idle_in_transaction_session_timeout and the TCP keepalives and user
+	// timeout of both ends (see IdleInTransactionTimeout and
+	// sessionBackstops' constants: a connection whose peer stopped may
+	// hold row locks until they end it); the search_path (keelpay's
+	// tables are in the pool's current schema); and the pool's
+	// BeforeClose, which should call [BeforeClose] (without it, the
+	// status counts of each closed connection stay in a row of their
+	// own until the next Open folds them; the counts stay exact). The
+	// migrations still run unless SkipMigrations, on a connection taken
+	// from the pool and closed after. The listener of store changes
+	// connects with the pool's connection configuration, outside the
+	// pool.
+	Pool *pgxpool.Pool
 	// Keyring seals the secrets kept in the database (webhook secrets,
 	// client secrets of card sessions and payment intents, stored
 	// responses) and opens them. Required: a database sealed under other
@@ -156,42 +178,95 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	codec := atrest.Codec{KR: cfg.Keyring}
-	pcfg, err := poolConfig(ctx, cfg)
+	pool, schema, err := openPool(ctx, cfg, codec)
 	if err != nil {
 		return nil, err
-	}
-	if t := newPgxTracer(cfg.TracerProvider); t != nil {
-		pcfg.ConnConfig.Tracer = t
-	}
-	var schema string
-	if cfg.SkipMigrations {
-		schema, err = currentSchema(ctx, pcfg.ConnConfig.Copy())
-	} else {
-		schema, err = migrate(ctx, pcfg.ConnConfig.Copy(), codec)
-	}
-	if err != nil {
-		return nil, err
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec, records: core.Records{D: dialect{}, Codec: codec}}
 	db.queries = newQueries(db, pool, false)
 	// Counts left in the slots of connections that ended without folding
 	// them (a process that was killed) join slot 0.
 	if _, err := pool.Exec(ctx, `SELECT fold_status_counts(false)`); err != nil {
-		pool.Close()
+		if cfg.Pool == nil {
+			pool.Close()
+		}
 		return nil, fmt.Errorf("postgres: fold status counts: %w", mapErr(err))
 	}
 	return db, nil
 }
 
-// foldOnClose moves a connection's status counts into slot 0 as the pool
-// closes it (migration 011): without it every connection the pool ever
-// opened would leave rows that metrics add up. A connection that cannot
-// run it leaves them to the next Open's fold.
-func foldOnClose(c *pgx.Conn) {
+// OpenPool is Open on pool, a pool of the application's (see
+// Config.Pool): cfg.Pool is set to pool.
+func OpenPool(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*DB, error) {
+	cfg.Pool = pool
+	return Open(ctx, cfg)
+}
+
+// openPool returns the pool of cfg, the caller's or a new one, once the
+// migrations ran on it (unless cfg.SkipMigrations), and the schema of
+// keelpay's tables.
+func openPool(ctx context.Context, cfg Config, codec atrest.Codec) (*pgxpool.Pool, string, error) {
+	run := migrate
+	if cfg.SkipMigrations {
+		run = func(ctx context.Context, conn *pgx.Conn, _ atrest.Codec) (string, error) {
+			return currentSchema(ctx, conn)
+		}
+	}
+	if cfg.Pool != nil {
+		schema, err := onPoolConn(ctx, cfg.Pool, func(conn *pgx.Conn) (string, error) { return run(ctx, conn, codec) })
+		if err == nil && cfg.Schema != "" && cfg.Schema != schema {
+			err = fmt.Errorf("postgres: Config.Schema is %q, the pool's current schema %q", cfg.Schema, schema)
+		}
+		return cfg.Pool, schema, err
+	}
+	pcfg, err := poolConfig(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	if t := newPgxTracer(cfg.TracerProvider); t != nil {
+		pcfg.ConnConfig.Tracer = t
+	}
+	schema, err := onConn(ctx, pcfg.ConnConfig.Copy(), func(conn *pgx.Conn) (string, error) { return run(ctx, conn, codec) })
+	if err != nil {
+		return nil, "", err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: %w", err)
+	}
+	return pool, schema, nil
+}
+
+// onConn runs fn on a connection of its own, closed after.
+func onConn(ctx context.Context, cc *pgx.ConnConfig, fn func(*pgx.Conn) (string, error)) (string, error) {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return "", fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return fn(conn)
+}
+
+// onPoolConn runs fn on a connection taken from pool, which it closes
+// after instead of giving it back: what fn leaves in the session (a
+// migration's lock, after a failure) ends with it.
+func onPoolConn(ctx context.Context, pool *pgxpool.Pool, fn func(*pgx.Conn) (string, error)) (string, error) {
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		return "", fmt.Errorf("postgres: connect: %w", mapErr(err))
+	}
+	conn := pc.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+	return fn(conn)
+}
+
+// BeforeClose moves a connection's status counts into slot 0 as the pool
+// closes it: without it every connection the pool ever opened would leave
+// a row of counts that metrics add up. A connection that cannot run it
+// leaves them to the next Open's fold. keelpay's own pool calls it; set it
+// as the pgxpool.Config.BeforeClose of a pool given in Config.Pool (or
+// call it from that pool's own BeforeClose).
+func BeforeClose(c *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, _ = c.Exec(ctx, `SELECT fold_status_counts(true)`)
@@ -210,17 +285,31 @@ func Migrate(ctx context.Context, cfg Config) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	codec := atrest.Codec{KR: cfg.Keyring}
+	if cfg.Pool != nil {
+		_, err := onPoolConn(ctx, cfg.Pool, func(conn *pgx.Conn) (string, error) { return migrate(ctx, conn, codec) })
+		return err
+	}
 	pcfg, err := poolConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	_, err = migrate(ctx, pcfg.ConnConfig, atrest.Codec{KR: cfg.Keyring})
+	_, err = onConn(ctx, pcfg.ConnConfig, func(conn *pgx.Conn) (string, error) { return migrate(ctx, conn, codec) })
 	return err
 }
 
 // check reports a missing required field of c.
 func (c Config) check() error {
-	if c.DSN == "" {
+	if c.Pool != nil {
+		switch {
+		case c.DSN != "":
+			return errors.New("postgres: Config.DSN and Config.Pool are both set")
+		case c.MaxConns != 0:
+			return errors.New("postgres: Config.MaxConns has no effect with Config.Pool: set the pool's")
+		case c.TracerProvider != nil:
+			return errors.New("postgres: Config.TracerProvider has no effect with Config.Pool: set the pool's tracer")
+		}
+	} else if c.DSN == "" {
 		return errors.New("postgres: Config.DSN is required")
 	}
 	if c.Keyring == nil {
@@ -238,7 +327,7 @@ func poolConfig(ctx context.Context, cfg Config) (*pgxpool.Config, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
-	pcfg.BeforeClose = foldOnClose
+	pcfg.BeforeClose = BeforeClose
 	params := pcfg.ConnConfig.RuntimeParams
 	sessionBackstops(pcfg.ConnConfig, cfg)
 	switch {
@@ -328,13 +417,8 @@ func defaultSchema(ctx context.Context, cc *pgx.ConnConfig, create bool) (bool, 
 	return true, nil
 }
 
-// currentSchema returns the schema the connections of cc work in.
-func currentSchema(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
-	conn, err := pgx.ConnectConfig(ctx, cc)
-	if err != nil {
-		return "", fmt.Errorf("postgres: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
+// currentSchema returns the schema conn works in.
+func currentSchema(ctx context.Context, conn *pgx.Conn) (string, error) {
 	var schema string
 	if err := conn.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
 		return "", fmt.Errorf("postgres: %w", mapErr(err))
@@ -356,28 +440,24 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // Close closes the pool, waiting for the connections in use to be
-// released, and the connection that listens for store changes.
+// released, and the connection that listens for store changes. A pool
+// given in Config.Pool is left open: its owner closes it.
 func (db *DB) Close() error {
 	db.stopListening()
-	db.pool.Close()
+	if db.cfg.Pool == nil {
+		db.pool.Close()
+	}
 	return nil
 }
 
-// migrate applies the embedded migrations on a connection of its own,
-// under a session advisory lock, and returns the schema they went to.
-// Closing the connection releases the lock whatever happened.
-func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (string, error) {
-	conn, err := pgx.ConnectConfig(ctx, cc)
+// migrate applies the embedded migrations on conn, a connection of its
+// own that the caller closes after, under a session advisory lock, and
+// returns the schema they went to. Closing the connection releases the
+// lock whatever happened.
+func migrate(ctx context.Context, conn *pgx.Conn, codec atrest.Codec) (string, error) {
+	schema, err := currentSchema(ctx, conn)
 	if err != nil {
-		return "", fmt.Errorf("postgres: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var schema string
-	if err := conn.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
-		return "", fmt.Errorf("postgres: %w", mapErr(err))
-	}
-	if schema == "" {
-		return "", errors.New("postgres: no schema of the search_path exists")
+		return "", err
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID(schema, "migrate")); err != nil {
 		return "", fmt.Errorf("postgres: migration lock: %w", mapErr(err))
