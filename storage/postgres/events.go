@@ -15,22 +15,6 @@ import (
 	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
-func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
-	err := q.write(ctx, func(w querier) error {
-		_, err := w.Exec(ctx, `WITH e AS (
-				INSERT INTO events (id, store_id, type, body, created_at) VALUES ($1, $2, $3, $4, $5)
-				RETURNING id, store_id, created_at)
-			INSERT INTO deliveries (event_id, store_id, status, next_attempt_at)
-			SELECT id, store_id, 'pending', created_at FROM e`,
-			e.ID, e.StoreID, e.Type, []byte(e.Body), ts(e.CreatedAt))
-		return mapErr(err)
-	})
-	if err != nil {
-		return err
-	}
-	e.Delivery = keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: e.CreatedAt}
-	return nil
-}
 
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
 	l := core.ListQuery{
@@ -226,18 +210,6 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 	})
 }
 
-func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
-	var e *keelpay.Event
-	err := q.write(ctx, func(w querier) error {
-		var err error
-		e, err = q.ScanEvent(w.QueryRow(ctx, `UPDATE deliveries d SET status = 'pending', attempts = 0,
-				next_attempt_at = $1, lease_token = '', lease_until = '-infinity'
-			FROM events e WHERE e.id = d.event_id AND d.event_id = $2 AND d.store_id = $3
-			RETURNING `+core.EventColumns, ts(now), eventID, storeID))
-		return err
-	})
-	return e, err
-}
 
 func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
 	var queued int
@@ -300,14 +272,3 @@ func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryR
 	return queued, next, err
 }
 
-func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
-	// The earliest pending delivery in the due index; when it is leased,
-	// its lease's end. A seek, not a scan: the dispatcher asks often.
-	var next time.Time
-	err := q.q.QueryRow(ctx, `SELECT greatest(next_attempt_at, lease_until) FROM deliveries
-		WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`).Scan(tsDst(&next))
-	if err = mapErr(err); err == storage.ErrNotFound {
-		return time.Time{}, nil
-	}
-	return next, err
-}

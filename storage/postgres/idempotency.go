@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -52,30 +51,6 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return rec, began, nil
 }
 
-func (q *queries) IdempotencyComplete(ctx context.Context, p storage.IdempotencyCompleteParams) error {
-	if p.Status <= 0 {
-		return fmt.Errorf("postgres: idempotency complete: status %d is not a response status", p.Status)
-	}
-	body := q.Codec.SealBody(p.StoreID, p.Key, p.Body)
-	return q.write(ctx, func(w querier) error {
-		// The second branch: already completed by this run (inside its
-		// last change's transaction), which changes nothing.
-		var n int
-		err := w.QueryRow(ctx, `WITH done AS (
-				UPDATE idempotency_keys SET status = $1, body = $2, locked_until = '-infinity'
-				WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status = 0 RETURNING 1)
-			SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM idempotency_keys
-				WHERE store_id = $3 AND key = $4 AND lock_token = $5 AND status > 0)`,
-			p.Status, body, p.StoreID, p.Key, p.LockToken).Scan(&n)
-		if err != nil {
-			return mapErr(err)
-		}
-		if n == 0 {
-			return storage.ErrNotFound
-		}
-		return nil
-	})
-}
 
 func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
 	return q.write(ctx, func(w querier) error {

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"math/rand/v2"
 	"net"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -474,32 +472,23 @@ func migrate(ctx context.Context, conn *pgx.Conn, codec atrest.Codec) (string, e
 	if err != nil {
 		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
 	}
-	names, err := fs.Glob(Migrations, "migration/*.sql")
+	migrations, err := core.Migrations(Migrations)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("postgres: %w", err)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		version, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
-		if err != nil {
-			return "", fmt.Errorf("postgres: migration %s: bad number", name)
-		}
-		if slices.Contains(applied, version) {
+	for _, m := range migrations {
+		if slices.Contains(applied, m.Version) {
 			continue
 		}
-		body, err := Migrations.ReadFile(name)
-		if err != nil {
-			return "", err
-		}
 		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if _, err := tx.Exec(ctx, m.Body); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO `+MigrationsTable+` (version) VALUES ($1)`, version)
+			_, err := tx.Exec(ctx, `INSERT INTO `+MigrationsTable+` (version) VALUES ($1)`, m.Version)
 			return err
 		})
 		if err != nil {
-			return "", fmt.Errorf("postgres: migration %s: %w", name, mapErr(err))
+			return "", fmt.Errorf("postgres: migration %s: %w", m.Name, mapErr(err))
 		}
 	}
 	if err := sealAtRest(ctx, conn, codec); err != nil {

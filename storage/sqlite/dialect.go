@@ -183,18 +183,15 @@ func (c *conn) QueryRow(ctx context.Context, query string, args ...any) core.Row
 	return row
 }
 
-// Versioned runs write, and exists (a count of the row) when it changed
-// nothing. The writer is alone, so nothing comes between the two.
+// Versioned runs write, and exists when it changed nothing. The writer is
+// alone, so nothing comes between the two.
 func (c *conn) Versioned(ctx context.Context, write, exists string, args ...any) (wrote, found bool, err error) {
 	n, err := c.Exec(ctx, write, args...)
 	if err != nil || n > 0 {
 		return n > 0, n > 0, err
 	}
-	var count int
-	if err := c.q.QueryRowContext(ctx, exists, args...).Scan(&count); err != nil {
-		return false, false, err
-	}
-	return false, count > 0, nil
+	err = c.q.QueryRowContext(ctx, `SELECT EXISTS (`+exists+`)`, args...).Scan(&found)
+	return false, found, err
 }
 
 // sqlRows is *sql.Rows as core.Rows.

@@ -7,25 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/internal/core"
 )
-
-func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
-	return q.write(ctx, func(w querier) error {
-		if _, err := w.ExecContext(ctx, `INSERT INTO events (id, store_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)`,
-			e.ID, e.StoreID, e.Type, []byte(e.Body), micros(e.CreatedAt)); err != nil {
-			return mapErr(err)
-		}
-		e.Delivery = keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: e.CreatedAt}
-		_, err := w.ExecContext(ctx, `INSERT INTO deliveries (event_id, store_id, status, next_attempt_at) VALUES (?, ?, ?, ?)`,
-			e.ID, e.StoreID, keelpay.DeliveryPending, micros(e.CreatedAt))
-		return mapErr(err)
-	})
-}
 
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
 	var seq int64
@@ -363,26 +349,6 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 	})
 }
 
-func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
-	var e *keelpay.Event
-	err := q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
-			lease_token = '', lease_until = 0 WHERE event_id = ? AND store_id = ?`, micros(now), eventID, storeID)
-		if err != nil {
-			return mapErr(err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return mapErr(err)
-		} else if n == 0 {
-			return storage.ErrNotFound
-		}
-		e, err = q.ScanEvent(w.QueryRowContext(ctx, `SELECT `+core.EventColumns+`
-			FROM events e JOIN deliveries d ON d.event_id = e.id WHERE e.id = ?`, eventID))
-		return err
-	})
-	return e, err
-}
-
 func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
 	var queued int
 	var next string
@@ -444,19 +410,4 @@ func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryR
 		return mapErr(err)
 	})
 	return queued, next, err
-}
-
-func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
-	// The earliest pending delivery in the due index; when it is leased,
-	// its lease's end. A seek, not a scan: the dispatcher asks often.
-	var next, lease int64
-	err := q.r.QueryRowContext(ctx, `SELECT next_attempt_at, lease_until FROM deliveries INDEXED BY deliveries_due
-		WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`).Scan(&next, &lease)
-	if err != nil {
-		if err = mapErr(err); err == storage.ErrNotFound {
-			return time.Time{}, nil
-		}
-		return time.Time{}, err
-	}
-	return fromMicros(max(next, lease)), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/internal/core"
@@ -41,33 +40,6 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 		return nil, false, err
 	}
 	return rec, !rec.Completed() && rec.LockToken == p.LockToken, nil
-}
-
-func (q *queries) IdempotencyComplete(ctx context.Context, p storage.IdempotencyCompleteParams) error {
-	if p.Status <= 0 {
-		return fmt.Errorf("sqlite: idempotency complete: status %d is not a response status", p.Status)
-	}
-	body := q.Codec.SealBody(p.StoreID, p.Key, p.Body)
-	return q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, `UPDATE idempotency_keys SET status = ?, body = ?, locked_until = 0
-			WHERE store_id = ? AND key = ? AND lock_token = ? AND status = 0`,
-			p.Status, body, p.StoreID, p.Key, p.LockToken)
-		if err := affectedOne(res, err); !errors.Is(err, storage.ErrNotFound) {
-			return err
-		}
-		// Already completed by this run (inside its last change's
-		// transaction): nothing to do.
-		var n int
-		err = w.QueryRowContext(ctx, `SELECT count(*) FROM idempotency_keys
-			WHERE store_id = ? AND key = ? AND lock_token = ? AND status > 0`, p.StoreID, p.Key, p.LockToken).Scan(&n)
-		if err != nil {
-			return mapErr(err)
-		}
-		if n == 0 {
-			return storage.ErrNotFound
-		}
-		return nil
-	})
 }
 
 func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {

@@ -90,8 +90,20 @@ type SQL struct {
 	// updated_at, id; the version is set to the one expected plus one.
 	StoreUpdate, StoreExists string
 
+	// EventInsert are the statements that insert an event and its
+	// pending delivery, run in order: id, store_id, type, body,
+	// created_at.
+	EventInsert []string
 	// EventGet: store_id, id.
 	EventGet string
+	// DeliveryRedeliver makes an event's delivery pending again, and must
+	// change a row (empty when DeliveryRedeliverGet does it);
+	// DeliveryRedeliverGet then reads the event (EventColumns). Both:
+	// now, event_id, store_id.
+	DeliveryRedeliver, DeliveryRedeliverGet string
+	// DeliveryNextDue reads the due time and lease end of the earliest
+	// pending delivery.
+	DeliveryNextDue string
 	// DeliveryAttemptList selects an event's attempts (store_id,
 	// event_id) with no WHERE; DeliveryAttemptSeq finds a cursor's seq:
 	// store_id, event_id, id.
@@ -101,6 +113,10 @@ type SQL struct {
 
 	// IdempotencyGet: store_id, key.
 	IdempotencyGet string
+	// IdempotencyComplete, IdempotencyCompleted (Versioned): status,
+	// body, store_id, key, lock_token. The first stores the response of
+	// a running record, the second finds it stored already.
+	IdempotencyComplete, IdempotencyCompleted string
 	// IdempotencyProgress: recovery_point, object_id, store_id, key,
 	// lock_token. IdempotencyProgressDone: recovery_point, object_id,
 	// status, body, store_id, key, lock_token. Both change only a record
@@ -118,6 +134,11 @@ type SQL struct {
 
 	// RateLimitDeleteExpired: now, limit.
 	RateLimitDeleteExpired string
+
+	// IntentSelect is what the SELECTs of intents select (default
+	// IntentColumns): the columns, or one value that the adapter's Conn
+	// reads as those columns.
+	IntentSelect string
 
 	intentUpdate *intentUpdate // see Init
 }
@@ -524,6 +545,55 @@ func (q *Queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Ev
 	return q.ScanEvent(q.R.QueryRow(ctx, q.SQL.EventGet, storeID, id))
 }
 
+// EventInsert implements storage.Executor.
+func (q *Queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
+	err := q.W.Write(ctx, func(w Conn) error {
+		for _, stmt := range q.SQL.EventInsert {
+			if _, err := w.Exec(ctx, stmt, e.ID, e.StoreID, string(e.Type), []byte(e.Body), q.D.Time(e.CreatedAt)); err != nil {
+				return q.D.MapErr(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.Delivery = keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: e.CreatedAt}
+	return nil
+}
+
+// DeliveryRedeliver implements storage.Executor.
+func (q *Queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
+	var e *keelpay.Event
+	err := q.W.Write(ctx, func(w Conn) error {
+		args := []any{q.D.Time(now), eventID, storeID}
+		if q.SQL.DeliveryRedeliver != "" {
+			if err := ExecOne(ctx, w, q.D, q.SQL.DeliveryRedeliver, args...); err != nil {
+				return err
+			}
+		}
+		var err error
+		e, err = q.ScanEvent(w.QueryRow(ctx, q.SQL.DeliveryRedeliverGet, args...))
+		return err
+	})
+	return e, err
+}
+
+// DeliveryNextDue implements storage.Executor.
+func (q *Queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
+	// The earliest pending delivery in the due index; when it is leased,
+	// its lease's end. A seek, not a scan: the dispatcher asks often.
+	var next, lease time.Time
+	err := q.D.MapErr(q.R.QueryRow(ctx, q.SQL.DeliveryNextDue).Scan(q.D.TimeDst(&next), q.D.TimeDst(&lease)))
+	if err == storage.ErrNotFound {
+		return time.Time{}, nil
+	}
+	if lease.After(next) {
+		next = lease
+	}
+	return next, err
+}
+
 // DeliveryAttemptList implements storage.Executor.
 func (q *Queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
 	return list(ctx, q, ListQuery{
@@ -546,6 +616,18 @@ func (q *Queries) DeliveryCounts(ctx context.Context) (pending, failed int, err 
 // IdempotencyGet implements storage.Executor.
 func (q *Queries) IdempotencyGet(ctx context.Context, storeID, key string) (*storage.IdempotencyRecord, error) {
 	return q.ScanIdempotency(q.R.QueryRow(ctx, q.SQL.IdempotencyGet, storeID, key))
+}
+
+// IdempotencyComplete implements storage.Executor.
+func (q *Queries) IdempotencyComplete(ctx context.Context, p storage.IdempotencyCompleteParams) error {
+	if p.Status <= 0 {
+		return fmt.Errorf("%s: idempotency complete: status %d is not a response status", q.D.Name(), p.Status)
+	}
+	body := q.Codec.SealBody(p.StoreID, p.Key, p.Body)
+	// Already completed by this run (inside its last change's
+	// transaction): nothing to do.
+	return q.versioned(ctx, q.SQL.IdempotencyComplete, q.SQL.IdempotencyCompleted,
+		[]any{p.Status, body, p.StoreID, p.Key, p.LockToken}, nil)
 }
 
 // IdempotencyProgress implements storage.Executor.
