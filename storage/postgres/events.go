@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,12 +14,11 @@ import (
 	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
-
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
 	l := core.ListQuery{
 		Select: `SELECT ` + core.EventColumns + ` FROM events e JOIN deliveries d ON d.event_id = e.id`,
 		Where:  "e.store_id = $1", Args: []any{p.StoreID},
-		Seq: "e.seq", SeqQuery: `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, SeqArgs: []any{p.StoreID},
+		Seq: "e.seq", SeqQuery: sqlText.EventSeq, SeqArgs: []any{p.StoreID},
 		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
 	}
 	if p.Type != "" {
@@ -209,66 +207,3 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		return mapErr(w.SendBatch(ctx, b).Close())
 	})
 }
-
-
-func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
-	var queued int
-	var next string
-	err := q.write(ctx, func(w querier) error {
-		queued, next = 0, ""
-		args := []any{p.StoreID, p.Status}
-		arg := func(v any) string {
-			args = append(args, v)
-			return "$" + strconv.Itoa(len(args))
-		}
-		where := "e.store_id = $1 AND d.status = $2"
-		if p.Type != "" {
-			where += " AND e.type = " + arg(p.Type)
-		}
-		if !p.CreatedAfter.IsZero() {
-			where += " AND e.created_at > " + arg(ts(p.CreatedAfter))
-		}
-		if !p.CreatedBefore.IsZero() {
-			where += " AND e.created_at < " + arg(ts(p.CreatedBefore))
-		}
-		if p.StartingAfter != "" {
-			var seq int64
-			err := w.QueryRow(ctx, `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, p.StoreID, p.StartingAfter).Scan(&seq)
-			if err != nil {
-				return mapErr(err)
-			}
-			where += " AND e.seq > " + arg(seq)
-		}
-		from := ` FROM events e JOIN deliveries d ON d.event_id = e.id WHERE ` + where
-		// The last event of this call, when at least Limit match; and
-		// whether any matches beyond it.
-		var last int64
-		var lastID string
-		var more bool
-		offset := arg(p.Limit - 1)
-		err := w.QueryRow(ctx, `WITH b AS (SELECT e.seq, e.id`+from+` ORDER BY e.seq OFFSET `+offset+` LIMIT 1)
-			SELECT b.seq, b.id, EXISTS (SELECT 1`+from+` AND e.seq > b.seq) FROM b`, args...).Scan(&last, &lastID, &more)
-		args = args[:len(args)-1]
-		switch err = mapErr(err); err {
-		case nil:
-			if more {
-				next = lastID
-			}
-			where += " AND e.seq <= " + arg(last)
-		case storage.ErrNotFound:
-		default:
-			return err
-		}
-		now := arg(ts(p.Now))
-		tag, err := w.Exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = `+now+`,
-			lease_token = '', lease_until = '-infinity'
-			WHERE event_id IN (SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id WHERE `+where+`)`, args...)
-		if err != nil {
-			return mapErr(err)
-		}
-		queued = int(tag.RowsAffected())
-		return nil
-	})
-	return queued, next, err
-}
-

@@ -51,7 +51,6 @@ func (q *queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return rec, began, nil
 }
 
-
 func (q *queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
 	return q.write(ctx, func(w querier) error {
 		// A run that committed a step keeps it for the next run to resume.

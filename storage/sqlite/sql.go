@@ -11,6 +11,7 @@ var sqlText = func() *core.SQL {
 		// A payment intent is read as one value (see jsonRow).
 		IntentSelect:     `json_array(` + core.IntentColumns + `)`,
 		CardSessionPurge: cardSessionPurgeQuery,
+		EventSeq:         eventSeqQuery,
 		IntentListReconcileDue: jsonSelect + core.IntentColumns + `) FROM payment_intents
 			WHERE status IN ('processing', 'requires_action') AND reconcile_at <> 0 AND reconcile_at <= ?1
 			ORDER BY reconcile_at, seq LIMIT ?2`,

@@ -94,8 +94,9 @@ type SQL struct {
 	// pending delivery, run in order: id, store_id, type, body,
 	// created_at.
 	EventInsert []string
-	// EventGet: store_id, id.
-	EventGet string
+	// EventGet: store_id, id. EventSeq finds an event's seq: store_id,
+	// id.
+	EventGet, EventSeq string
 	// DeliveryRedeliver makes an event's delivery pending again, and must
 	// change a row (empty when DeliveryRedeliverGet does it);
 	// DeliveryRedeliverGet then reads the event (EventColumns). Both:
@@ -577,6 +578,64 @@ func (q *Queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string
 		return err
 	})
 	return e, err
+}
+
+// DeliveryRedeliverMany implements storage.Executor.
+func (q *Queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
+	var queued int
+	var next string
+	err := q.W.Write(ctx, func(w Conn) error {
+		queued, next = 0, ""
+		args := []any{p.StoreID, string(p.Status)}
+		arg := func(v any) string {
+			args = append(args, v)
+			return q.D.Placeholder(len(args))
+		}
+		where := "e.store_id = " + q.D.Placeholder(1) + " AND d.status = " + q.D.Placeholder(2)
+		if p.Type != "" {
+			where += " AND e.type = " + arg(string(p.Type))
+		}
+		if !p.CreatedAfter.IsZero() {
+			where += " AND e.created_at > " + arg(q.D.Time(p.CreatedAfter))
+		}
+		if !p.CreatedBefore.IsZero() {
+			where += " AND e.created_at < " + arg(q.D.Time(p.CreatedBefore))
+		}
+		if p.StartingAfter != "" {
+			var seq int64
+			if err := w.QueryRow(ctx, q.SQL.EventSeq, p.StoreID, p.StartingAfter).Scan(&seq); err != nil {
+				return q.D.MapErr(err)
+			}
+			where += " AND e.seq > " + arg(seq)
+		}
+		from := ` FROM events e JOIN deliveries d ON d.event_id = e.id WHERE ` + where
+		// The last event of this call, when at least Limit match; and
+		// whether any matches beyond it.
+		var last int64
+		var lastID string
+		var more bool
+		offset := arg(p.Limit - 1)
+		err := w.QueryRow(ctx, `SELECT b.seq, b.id, EXISTS (SELECT 1`+from+` AND e.seq > b.seq)
+			FROM (SELECT e.seq, e.id`+from+` ORDER BY e.seq LIMIT 1 OFFSET `+offset+`) b`, args...).Scan(&last, &lastID, &more)
+		args = args[:len(args)-1]
+		switch err = q.D.MapErr(err); err {
+		case nil:
+			if more {
+				next = lastID
+			}
+			where += " AND e.seq <= " + arg(last)
+		case storage.ErrNotFound:
+		default:
+			return err
+		}
+		now, never := arg(q.D.Time(p.Now)), arg(q.D.Time(time.Time{}))
+		n, err := w.Exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = `+now+`,
+			lease_token = '', lease_until = `+never+`
+			WHERE event_id IN (SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id WHERE `+where+`)`, args...)
+		queued = int(n)
+		return q.D.MapErr(err)
+	})
+	return queued, next, err
 }
 
 // DeliveryNextDue implements storage.Executor.

@@ -64,6 +64,7 @@ func (s *SQL) Standard(d Dialect) {
 
 	set(&s.EventGet, `SELECT `+EventColumns+` FROM events e JOIN deliveries d ON d.event_id = e.id
 		WHERE e.store_id = `+p(1)+` AND e.id = `+p(2))
+	set(&s.EventSeq, `SELECT seq FROM events WHERE store_id = `+p(1)+` AND id = `+p(2))
 	set(&s.DeliveryAttemptList, `SELECT `+DeliveryAttemptColumns+` FROM delivery_attempts`)
 	set(&s.DeliveryAttemptSeq, `SELECT seq FROM delivery_attempts WHERE store_id = `+p(1)+` AND event_id = `+p(2)+` AND id = `+p(3))
 
