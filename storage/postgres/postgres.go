@@ -644,6 +644,3 @@ func (q *queries) write(ctx context.Context, fn func(q querier) error) error {
 	}
 	return err
 }
-
-// scanner is what pgx.Row and pgx.Rows have in common.
-type scanner interface{ Scan(dest ...any) error }
