@@ -16,7 +16,10 @@ import (
 // PostgreSQL keeps the old row versions until they are vacuumed: after an
 // upgrade that sealed existing values, run VACUUM (docs/security.md).
 func sealAtRest(ctx context.Context, c *pgx.Conn, codec atrest.Codec) error {
-	_, err := core.SealAtRest(ctx, &sealConn{conn{c}, c}, dialect{}, codec, func(col atrest.Column, prefixLen int) string {
+	begin := func(ctx context.Context, fn func(tx core.Conn) error) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return fn(&conn{tx}) })
+	}
+	_, err := core.SealAtRest(ctx, &conn{c}, begin, dialect{}, codec, func(col atrest.Column, prefixLen int) string {
 		n := strconv.Itoa(prefixLen)
 		if col.Blob {
 			return `length(` + col.Name + `) > 0 AND substring(` + col.Name + ` from 1 for ` + n + `) <> $1::bytea`
@@ -24,14 +27,4 @@ func sealAtRest(ctx context.Context, c *pgx.Conn, codec atrest.Codec) error {
 		return col.Name + ` <> '' AND left(` + col.Name + `, ` + n + `) <> $1`
 	})
 	return err
-}
-
-// sealConn is the migration connection as core.SealConn.
-type sealConn struct {
-	conn
-	c *pgx.Conn
-}
-
-func (s *sealConn) Batch(ctx context.Context, fn func(tx core.Conn) error) error {
-	return pgx.BeginFunc(ctx, s.c, func(tx pgx.Tx) error { return fn(&conn{tx}) })
 }

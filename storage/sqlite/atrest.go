@@ -14,7 +14,7 @@ import (
 // When it changed anything it rewrites the file, so that no page keeps
 // the old plaintext.
 func sealAtRest(ctx context.Context, w *sql.DB, c atrest.Codec) error {
-	changed, err := core.SealAtRest(ctx, &sealConn{conn{w}, w}, dialect{}, c, func(col atrest.Column, prefixLen int) string {
+	changed, err := core.SealAtRest(ctx, &conn{w}, beginFunc(w), dialect{}, c, func(col atrest.Column, prefixLen int) string {
 		return `length(` + col.Name + `) > 0 AND substr(` + col.Name + `, 1, ` + strconv.Itoa(prefixLen) + `) <> ?1`
 	})
 	if err != nil || changed == 0 {
@@ -31,20 +31,17 @@ func sealAtRest(ctx context.Context, w *sql.DB, c atrest.Codec) error {
 	return nil
 }
 
-// sealConn is the writer pool as core.SealConn.
-type sealConn struct {
-	conn
-	db *sql.DB
-}
-
-func (s *sealConn) Batch(ctx context.Context, fn func(tx core.Conn) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
+// beginFunc begins transactions on db (core.Begin).
+func beginFunc(db *sql.DB) core.Begin {
+	return func(ctx context.Context, fn func(tx core.Conn) error) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fn(&conn{tx}); err != nil {
+			return err
+		}
+		return tx.Commit()
 	}
-	defer tx.Rollback()
-	if err := fn(&conn{tx}); err != nil {
-		return err
-	}
-	return tx.Commit()
 }

@@ -33,41 +33,33 @@ const cardSessionPurgeQuery = `DELETE FROM card_sessions WHERE rowid IN (
 	SELECT rowid FROM card_sessions WHERE status <> 'completed' AND expires_at < ? ORDER BY expires_at LIMIT ?)`
 
 func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	if due, err := q.AnyDue(ctx, eventPurgeQuery, micros(before), 1); !due {
+	return q.Sweep(ctx, limit, eventPurgeQuery, []any{micros(before), 1}, func(w core.Conn) (int64, error) {
+		return purgeEvents(ctx, w.(*conn).q, before, limit)
+	})
+}
+
+// purgeEvents deletes at most limit of the events eventPurgeQuery picks.
+func purgeEvents(ctx context.Context, w querier, before time.Time, limit int) (int64, error) {
+	rows, err := w.QueryContext(ctx, eventPurgeQuery, micros(before), limit)
+	ids, err := collect(rows, err, func(row core.Row) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	})
+	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		rows, err := w.QueryContext(ctx, eventPurgeQuery, micros(before), limit)
-		if err != nil {
-			return mapErr(err)
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return 0, err
+	}
+	for _, del := range []string{eventPurgeAttempts, eventPurgeDeliveries} {
+		if _, err := w.ExecContext(ctx, del, list); err != nil {
+			return 0, err
 		}
-		ids, err := collect(rows, nil, func(row core.Row) (string, error) {
-			var id string
-			return id, row.Scan(&id)
-		})
-		if err != nil || len(ids) == 0 {
-			n = 0
-			return mapErr(err)
-		}
-		list, err := json.Marshal(ids)
-		if err != nil {
-			return err
-		}
-		for _, del := range []string{eventPurgeAttempts, eventPurgeDeliveries} {
-			if _, err := w.ExecContext(ctx, del, list); err != nil {
-				return mapErr(err)
-			}
-		}
-		res, err := w.ExecContext(ctx, eventPurgeEvents, list)
-		if err != nil {
-			return mapErr(err)
-		}
-		n, err = res.RowsAffected()
-		return mapErr(err)
-	})
-	return int(n), err
+	}
+	res, err := w.ExecContext(ctx, eventPurgeEvents, list)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

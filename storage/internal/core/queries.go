@@ -253,6 +253,33 @@ func (q *Queries) AnyDue(ctx context.Context, query string, args ...any) (bool, 
 	}
 }
 
+// Sweep deletes at most limit rows that are due: it reads due (on
+// dueArgs, a read of at most one due row) first, with AnyDue, and only
+// when that finds one runs del in a write. It returns the rows del
+// deleted.
+func (q *Queries) Sweep(ctx context.Context, limit int, due string, dueArgs []any, del func(w Conn) (int64, error)) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	if found, err := q.AnyDue(ctx, due, dueArgs...); !found {
+		return 0, err
+	}
+	var n int64
+	err := q.W.Write(ctx, func(w Conn) error {
+		var err error
+		n, err = del(w)
+		return q.D.MapErr(err)
+	})
+	return int(n), err
+}
+
+// sweep is Sweep of one statement, on before and limit.
+func (q *Queries) sweep(ctx context.Context, limit int, due, del string, before time.Time) (int, error) {
+	return q.Sweep(ctx, limit, due, []any{q.D.Time(before)}, func(w Conn) (int64, error) {
+		return w.Exec(ctx, del, q.D.Time(before), limit)
+	})
+}
+
 // list reads a list of records (see List) on the reader.
 func list[T any](ctx context.Context, q *Queries, l ListQuery, scan func(Row) (T, error)) ([]T, bool, error) {
 	return List(ctx, q.R, q.D, l, scan)
@@ -289,13 +316,7 @@ func (q *Queries) CardSessionExpireDue(ctx context.Context, now time.Time) (int,
 
 // CardSessionDeleteExpiredBefore implements storage.Executor.
 func (q *Queries) CardSessionDeleteExpiredBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	if due, err := q.AnyDue(ctx, q.SQL.CardSessionPurgeDue, q.D.Time(before)); !due {
-		return 0, err
-	}
-	return q.execCount(ctx, q.SQL.CardSessionPurge, q.D.Time(before), limit)
+	return q.sweep(ctx, limit, q.SQL.CardSessionPurgeDue, q.SQL.CardSessionPurge, before)
 }
 
 // Cards.
@@ -713,10 +734,7 @@ func (q *Queries) IdempotencyTake(ctx context.Context, p storage.IdempotencyTake
 
 // IdempotencyDeleteExpired implements storage.Executor.
 func (q *Queries) IdempotencyDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	if due, err := q.AnyDue(ctx, q.SQL.IdempotencyExpiredDue, q.D.Time(now)); !due {
-		return 0, err
-	}
-	return q.execCount(ctx, q.SQL.IdempotencyDeleteExpired, q.D.Time(now), limit)
+	return q.sweep(ctx, limit, q.SQL.IdempotencyExpiredDue, q.SQL.IdempotencyDeleteExpired, now)
 }
 
 // Rate limits.

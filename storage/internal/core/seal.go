@@ -12,21 +12,18 @@ import (
 // SealBatch is how many rows one transaction of SealAtRest changes.
 const SealBatch = 500
 
-// SealConn is the connection SealAtRest works on, alone.
-type SealConn interface {
-	Conn
-	// Batch runs fn in a transaction of its own.
-	Batch(ctx context.Context, fn func(tx Conn) error) error
-}
+// Begin runs fn in a transaction of its own.
+type Begin func(ctx context.Context, fn func(tx Conn) error) error
 
 // SealAtRest is the step at Open after the migrations: it checks the
 // keyring against the database's key checks, hashes client secrets an
 // older version kept in plain text, and seals (or re-seals under the
-// current key) every sealed column, SealBatch rows per transaction.
+// current key) every sealed column, on conn, alone, SealBatch rows per
+// transaction begun with begin.
 // unsealed is the condition, in the database's SQL, of a value of col
 // that is not empty and does not start with the current key's prefix,
 // which is parameter 1. It returns how many rows it changed.
-func SealAtRest(ctx context.Context, conn SealConn, d Dialect, c atrest.Codec, unsealed func(col atrest.Column, prefixLen int) string) (int, error) {
+func SealAtRest(ctx context.Context, conn Conn, begin Begin, d Dialect, c atrest.Codec, unsealed func(col atrest.Column, prefixLen int) string) (int, error) {
 	p := d.Placeholder
 	for _, id := range c.KR.IDs() {
 		sealed, err := c.NewCheck(id)
@@ -46,7 +43,7 @@ func SealAtRest(ctx context.Context, conn SealConn, d Dialect, c atrest.Codec, u
 	}
 	changed := 0
 	// Client secrets in plain text become their hashes.
-	hashed, err := sealBatches(ctx, conn, func(tx Conn) (int, error) {
+	hashed, err := sealBatches(ctx, begin, func(tx Conn) (int, error) {
 		rows, err := tx.Query(ctx, `SELECT id, client_secret FROM stores WHERE client_secret <> '' LIMIT `+p(1), SealBatch)
 		pending, err := Collect(d, rows, err, func(r Row) ([2]string, error) {
 			var v [2]string
@@ -80,7 +77,7 @@ func SealAtRest(ctx context.Context, conn SealConn, d Dialect, c atrest.Codec, u
 		sel := `SELECT ` + strings.Join(col.Keys, ", ") + `, ` + col.Name + ` FROM ` + col.Table +
 			` WHERE ` + unsealed(col, len(prefix)) + ` LIMIT ` + p(2)
 		update := `UPDATE ` + col.Table + ` SET ` + col.Name + ` = ` + p(1) + ` WHERE ` + strings.Join(where, " AND ")
-		n, err := sealBatches(ctx, conn, func(tx Conn) (int, error) {
+		n, err := sealBatches(ctx, begin, func(tx Conn) (int, error) {
 			rows, err := tx.Query(ctx, sel, arg, SealBatch)
 			pending, err := Collect(d, rows, err, func(r Row) ([]string, error) {
 				// The keys, then the value.
@@ -136,11 +133,11 @@ func SealAtRest(ctx context.Context, conn SealConn, d Dialect, c atrest.Codec, u
 
 // sealBatches runs batch, each time in a transaction of its own, until it
 // changes fewer than SealBatch rows, and returns the rows changed.
-func sealBatches(ctx context.Context, conn SealConn, batch func(tx Conn) (int, error)) (int, error) {
+func sealBatches(ctx context.Context, begin Begin, batch func(tx Conn) (int, error)) (int, error) {
 	total := 0
 	for {
 		n := 0
-		err := conn.Batch(ctx, func(tx Conn) error {
+		err := begin(ctx, func(tx Conn) error {
 			var err error
 			n, err = batch(tx)
 			return err
