@@ -133,6 +133,19 @@ func (c *conn) QueryRow(ctx context.Context, query string, args ...any) core.Row
 	return c.q.QueryRow(ctx, query, args...)
 }
 
+// ExecQueryRow sends exec and query in one batch: one round trip (with
+// BEGIN, when they are a transaction's first statements).
+func (c *conn) ExecQueryRow(ctx context.Context, exec string, execArgs []any, query string, queryArgs []any, scan func(core.Row) error) (int64, error) {
+	var n int64
+	b := &pgx.Batch{}
+	b.Queue(exec, execArgs...).Exec(func(tag pgconn.CommandTag) error {
+		n = tag.RowsAffected()
+		return nil
+	})
+	b.Queue(query, queryArgs...).QueryRow(func(row pgx.Row) error { return scan(row) })
+	return n, c.q.SendBatch(ctx, b).Close()
+}
+
 // Versioned runs write and exists as one statement: the write waits for
 // the row's lock and checks its newest version, so of concurrent writes
 // that expect one version exactly one succeeds.

@@ -183,6 +183,15 @@ func (c *conn) QueryRow(ctx context.Context, query string, args ...any) core.Row
 	return row
 }
 
+// ExecQueryRow runs exec, then query.
+func (c *conn) ExecQueryRow(ctx context.Context, exec string, execArgs []any, query string, queryArgs []any, scan func(core.Row) error) (int64, error) {
+	n, err := c.Exec(ctx, exec, execArgs...)
+	if err != nil {
+		return 0, err
+	}
+	return n, scan(c.QueryRow(ctx, query, queryArgs...))
+}
+
 // Versioned runs write, and exists when it changed nothing. The writer is
 // alone, so nothing comes between the two.
 func (c *conn) Versioned(ctx context.Context, write, exists string, args ...any) (wrote, found bool, err error) {

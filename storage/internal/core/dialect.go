@@ -67,6 +67,10 @@ type Conn interface {
 	Exec(ctx context.Context, query string, args ...any) (int64, error)
 	Query(ctx context.Context, query string, args ...any) (Rows, error)
 	QueryRow(ctx context.Context, query string, args ...any) Row
+	// ExecQueryRow runs exec, then query, each on its own arguments, and
+	// scans query's row with scan; it returns the rows exec changed.
+	// PostgreSQL sends the two in one round trip.
+	ExecQueryRow(ctx context.Context, exec string, execArgs []any, query string, queryArgs []any, scan func(Row) error) (int64, error)
 	// Versioned runs write, an UPDATE or DELETE conditional on a row's
 	// version or state, and, when it changed no row, exists, a SELECT of
 	// that row; both take args. It reports whether write changed a row

@@ -114,6 +114,15 @@ type SQL struct {
 
 	// IdempotencyGet: store_id, key.
 	IdempotencyGet string
+	// IdempotencyRelease deletes a running record that kept no step;
+	// IdempotencyUnlock unlocks one that did. Both: store_id, key,
+	// lock_token; IdempotencyUnlock then the time never.
+	IdempotencyRelease, IdempotencyUnlock string
+	// IdempotencyBegin locks a key for a run, unless a record holds it
+	// that has not expired and was not abandoned under the same request:
+	// store_id, key, fingerprint, lock_token, locked_until, now,
+	// expires_at, and an empty body.
+	IdempotencyBegin string
 	// IdempotencyComplete, IdempotencyCompleted (Versioned): status,
 	// body, store_id, key, lock_token. The first stores the response of
 	// a running record, the second finds it stored already.
@@ -696,6 +705,43 @@ func (q *Queries) DeliveryCounts(ctx context.Context) (pending, failed int, err 
 // IdempotencyGet implements storage.Executor.
 func (q *Queries) IdempotencyGet(ctx context.Context, storeID, key string) (*storage.IdempotencyRecord, error) {
 	return q.ScanIdempotency(q.R.QueryRow(ctx, q.SQL.IdempotencyGet, storeID, key))
+}
+
+// IdempotencyBegin implements storage.Executor.
+func (q *Queries) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeginParams) (*storage.IdempotencyRecord, bool, error) {
+	var rec *storage.IdempotencyRecord
+	var n int64
+	err := q.W.Write(ctx, func(w Conn) error {
+		// One statement decides, so that of concurrent runs exactly one
+		// locks the key. When it does not, ON CONFLICT still locks the row
+		// until the end of the transaction, so the read after it reads the
+		// row that won.
+		var err error
+		n, err = w.ExecQueryRow(ctx, q.SQL.IdempotencyBegin,
+			[]any{p.StoreID, p.Key, p.Fingerprint, p.LockToken, q.D.Time(p.LockedUntil), q.D.Time(p.Now), q.D.Time(p.ExpiresAt), []byte{}},
+			q.SQL.IdempotencyGet, []any{p.StoreID, p.Key},
+			func(row Row) error {
+				var err error
+				rec, err = q.ScanIdempotency(row)
+				return err
+			})
+		return q.D.MapErr(err)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return rec, n == 1, nil
+}
+
+// IdempotencyRelease implements storage.Executor.
+func (q *Queries) IdempotencyRelease(ctx context.Context, storeID, key, lockToken string) error {
+	return q.W.Write(ctx, func(w Conn) error {
+		// A run that committed a step keeps it for the next run to resume.
+		if err := ExecOne(ctx, w, q.D, q.SQL.IdempotencyRelease, storeID, key, lockToken); err != storage.ErrNotFound {
+			return err
+		}
+		return ExecOne(ctx, w, q.D, q.SQL.IdempotencyUnlock, storeID, key, lockToken, q.D.Time(time.Time{}))
+	})
 }
 
 // IdempotencyComplete implements storage.Executor.

@@ -73,6 +73,21 @@ func (s *SQL) Standard(d Dialect) {
 		WHERE store_id = `+p(3)+` AND key = `+p(4)+` AND lock_token = `+p(5)+` AND status > 0`)
 	set(&s.IdempotencyProgress, `UPDATE idempotency_keys SET recovery_point = `+p(1)+`, object_id = `+p(2)+`
 		WHERE store_id = `+p(3)+` AND key = `+p(4)+` AND lock_token = `+p(5)+` AND status = 0`)
+	set(&s.IdempotencyBegin, `INSERT INTO idempotency_keys AS k
+			(store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at)
+		VALUES (`+p(1)+`, `+p(2)+`, `+p(3)+`, `+p(4)+`, `+p(5)+`, 0, `+p(8)+`, `+p(6)+`, `+p(7)+`)
+		ON CONFLICT (store_id, key) DO UPDATE SET
+			fingerprint = excluded.fingerprint, lock_token = excluded.lock_token,
+			locked_until = excluded.locked_until, status = 0, body = excluded.body,
+			recovery_point = CASE WHEN k.expires_at <= `+p(6)+` THEN '' ELSE k.recovery_point END,
+			object_id = CASE WHEN k.expires_at <= `+p(6)+` THEN '' ELSE k.object_id END,
+			created_at = excluded.created_at, expires_at = excluded.expires_at
+		WHERE k.expires_at <= `+p(6)+`
+			OR (k.status = 0 AND k.locked_until <= `+p(6)+` AND k.fingerprint = excluded.fingerprint)`)
+	set(&s.IdempotencyRelease, `DELETE FROM idempotency_keys
+		WHERE store_id = `+p(1)+` AND key = `+p(2)+` AND lock_token = `+p(3)+` AND status = 0 AND recovery_point = ''`)
+	set(&s.IdempotencyUnlock, `UPDATE idempotency_keys SET locked_until = `+p(4)+`
+		WHERE store_id = `+p(1)+` AND key = `+p(2)+` AND lock_token = `+p(3)+` AND status = 0`)
 	// A record is taken over only when it expired, or when its run was
 	// abandoned under the same request before it committed a step.
 	set(&s.IdempotencyTake, `INSERT INTO idempotency_keys AS k
