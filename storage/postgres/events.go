@@ -9,24 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/internal/core"
 )
-
-func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
-	l := core.ListQuery{
-		Select: `SELECT ` + core.EventColumns + ` FROM events e JOIN deliveries d ON d.event_id = e.id`,
-		Where:  "e.store_id = $1", Args: []any{p.StoreID},
-		Seq: "e.seq", SeqQuery: sqlText.EventSeq, SeqArgs: []any{p.StoreID},
-		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
-	}
-	if p.Type != "" {
-		l.Where += " AND e.type = $2"
-		l.Args = append(l.Args, p.Type)
-	}
-	return core.List(ctx, &q.c, dialect{}, l, q.ScanEvent)
-}
 
 // claimReturning is what a claim returns: the job, and the due time it is
 // ordered by.
@@ -139,27 +124,6 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		jobs[i] = c.job
 	}
 	return jobs, nil
-}
-
-func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
-	var c claimed
-	err := q.write(ctx, func(w querier) error {
-		// A delivery that another transaction holds is being claimed or
-		// recorded: as good as leased.
-		var err error
-		c, err = q.scanClaimed(p.LeaseToken)(w.QueryRow(ctx, `WITH c AS (
-				SELECT event_id FROM deliveries
-				WHERE event_id = $3 AND status = 'pending' AND lease_until <= $4
-				FOR UPDATE SKIP LOCKED
-			)
-			UPDATE deliveries d SET lease_token = $1, lease_until = $2
-			FROM c, events e, stores s
-			WHERE d.event_id = c.event_id AND e.id = d.event_id AND s.id = d.store_id
-			`+claimReturning,
-			p.LeaseToken, ts(p.LeaseUntil), eventID, ts(p.Now)))
-		return err
-	})
-	return c.job, err
 }
 
 func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {

@@ -39,6 +39,17 @@ var sqlText = func() *core.SQL {
 				next_attempt_at = $1, lease_token = '', lease_until = '-infinity'
 			FROM events e WHERE e.id = d.event_id AND d.event_id = $2 AND d.store_id = $3
 			RETURNING ` + core.EventColumns,
+		// A delivery that another transaction holds is being claimed or
+		// recorded: as good as leased.
+		DeliveryClaimEventJob: `WITH c AS (
+				SELECT event_id FROM deliveries
+				WHERE event_id = $3 AND status = 'pending' AND lease_until <= $4
+				FOR UPDATE SKIP LOCKED
+			)
+			UPDATE deliveries d SET lease_token = $1, lease_until = $2
+			FROM c, events e, stores s
+			WHERE d.event_id = c.event_id AND e.id = d.event_id AND s.id = d.store_id
+			RETURNING ` + core.JobColumns,
 		DeliveryNextDue: `SELECT next_attempt_at, lease_until FROM deliveries
 			WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`,
 		// Kept by triggers as deliveries change (status_counts).

@@ -13,6 +13,8 @@ import (
 	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
+// EventList implements storage.Executor in place of the core's: its page
+// is read by scanEventPage, on one of the texts of eventListQuery.
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
 	var seq int64
 	if cursor := cmp.Or(p.EndingBefore, p.StartingAfter); cursor != "" {
@@ -216,33 +218,6 @@ func (q *queries) leasedJobs(ctx context.Context, w querier, token string) ([]*s
 		WHERE d.lease_token = ? AND d.lease_token <> '' ORDER BY d.next_attempt_at, d.event_id`, token)
 	jobs := q.Jobs(token)
 	return collect(rows, err, func(row core.Row) (*storage.DeliveryJob, error) { return jobs.Scan(row) })
-}
-
-func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
-	var job *storage.DeliveryJob
-	err := q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_until = ?
-			WHERE event_id = ? AND status = 'pending' AND lease_until <= ?`,
-			p.LeaseToken, micros(p.LeaseUntil), eventID, micros(p.Now))
-		if err != nil {
-			return mapErr(err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return mapErr(err)
-		} else if n == 0 {
-			return storage.ErrNotFound
-		}
-		jobs, err := q.leasedJobs(ctx, w, p.LeaseToken)
-		if err != nil {
-			return err
-		}
-		if len(jobs) != 1 {
-			return fmt.Errorf("sqlite: claimed %d deliveries for one event", len(jobs))
-		}
-		job = jobs[0]
-		return nil
-	})
-	return job, err
 }
 
 // recordRow is one result as DeliveryRecord passes it to SQLite, in a JSON

@@ -40,6 +40,11 @@ var sqlText = func() *core.SQL {
 			lease_token = '', lease_until = 0 WHERE event_id = ?2 AND store_id = ?3`,
 		DeliveryRedeliverGet: `SELECT ` + core.EventColumns + `
 			FROM events e JOIN deliveries d ON d.event_id = e.id WHERE e.id = ?2`,
+		DeliveryClaimEvent: `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
+			WHERE event_id = ?3 AND status = 'pending' AND lease_until <= ?4`,
+		DeliveryClaimEventJob: `SELECT ` + core.JobColumns + `
+			FROM deliveries d JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
+			WHERE d.event_id = ?3 AND d.lease_token = ?1`,
 		DeliveryNextDue: `SELECT next_attempt_at, lease_until FROM deliveries INDEXED BY deliveries_due
 			WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`,
 		DeliveryCounts: `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0),

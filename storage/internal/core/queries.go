@@ -102,6 +102,11 @@ type SQL struct {
 	// DeliveryRedeliverGet then reads the event (EventColumns). Both:
 	// now, event_id, store_id.
 	DeliveryRedeliver, DeliveryRedeliverGet string
+	// DeliveryClaimEvent leases the delivery of one event, pending and
+	// not leased, and must change a row (empty when DeliveryClaimEventJob
+	// does it); DeliveryClaimEventJob then reads its job (JobColumns).
+	// Both: lease_token, lease_until, event_id, now.
+	DeliveryClaimEvent, DeliveryClaimEventJob string
 	// DeliveryNextDue reads the due time and lease end of the earliest
 	// pending delivery.
 	DeliveryNextDue string
@@ -608,6 +613,38 @@ func (q *Queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string
 		return err
 	})
 	return e, err
+}
+
+// EventList implements storage.Executor.
+func (q *Queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
+	l := ListQuery{
+		Select: `SELECT ` + EventColumns + ` FROM events e JOIN deliveries d ON d.event_id = e.id`,
+		Where:  "e.store_id = " + q.D.Placeholder(1), Args: []any{p.StoreID},
+		Seq: "e.seq", SeqQuery: q.SQL.EventSeq, SeqArgs: []any{p.StoreID},
+		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
+	}
+	if p.Type != "" {
+		l.Where += " AND e.type = " + q.D.Placeholder(2)
+		l.Args = append(l.Args, string(p.Type))
+	}
+	return list(ctx, q, l, q.ScanEvent)
+}
+
+// DeliveryClaimEvent implements storage.Executor.
+func (q *Queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
+	var job *storage.DeliveryJob
+	err := q.W.Write(ctx, func(w Conn) error {
+		args := []any{p.LeaseToken, q.D.Time(p.LeaseUntil), eventID, q.D.Time(p.Now)}
+		if q.SQL.DeliveryClaimEvent != "" {
+			if err := ExecOne(ctx, w, q.D, q.SQL.DeliveryClaimEvent, args...); err != nil {
+				return err
+			}
+		}
+		var err error
+		job, err = q.Jobs(p.LeaseToken).Scan(w.QueryRow(ctx, q.SQL.DeliveryClaimEventJob, args...))
+		return err
+	})
+	return job, err
 }
 
 // DeliveryRedeliverMany implements storage.Executor.
