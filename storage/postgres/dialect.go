@@ -70,18 +70,21 @@ const (
 // storage sentinels, wrapping so the detail stays in logs.
 func mapErr(err error) error { return core.MapErr(err, errorKind) }
 
+// errorKinds are the SQLSTATEs mapErr knows.
+var errorKinds = map[string]core.ErrorKind{
+	codeUniqueViolation:      core.ErrUnique,
+	codeSerializationFailure: core.ErrTransient,
+	codeDeadlockDetected:     core.ErrTransient,
+	codeLockNotAvailable:     core.ErrTransient,
+}
+
 func errorKind(err error) core.ErrorKind {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return core.ErrNoRows
-	}
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case codeUniqueViolation:
-			return core.ErrUnique
-		case codeSerializationFailure, codeDeadlockDetected, codeLockNotAvailable:
-			return core.ErrTransient
-		}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return core.ErrNoRows
+	case errors.As(err, &pe):
+		return errorKinds[pe.Code]
 	}
 	return core.ErrOther
 }

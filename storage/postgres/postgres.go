@@ -149,9 +149,8 @@ type DB struct {
 
 	pool    *pgxpool.Pool
 	cfg     Config
-	schema  string // the schema the tables are in; it scopes advisory locks
-	codec   atrest.Codec
-	records core.Records
+	schema  string       // the schema the tables are in; it scopes advisory locks
+	records core.Records // the mapping of rows, with the keyring's codec
 	txs     atomic.Int64 // write transactions committed
 
 	listener storeListener // see StoreEpoch
@@ -180,7 +179,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec, records: core.Records{D: dialect{}, Codec: codec}}
+	db := &DB{pool: pool, cfg: cfg, schema: schema, records: core.Records{D: dialect{}, Codec: codec}}
 	db.queries = newQueries(db, pool, false)
 	// Counts left in the slots of connections that ended without folding
 	// them (a process that was killed) join slot 0.

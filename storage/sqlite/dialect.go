@@ -133,18 +133,22 @@ type textScanner interface{ scanText(string) error }
 // storage sentinels, wrapping so the detail stays in logs.
 func mapErr(err error) error { return core.MapErr(err, errorKind) }
 
+// errorKinds are the result codes mapErr knows.
+var errorKinds = map[int]core.ErrorKind{
+	sqlite3.SQLITE_CONSTRAINT_UNIQUE:     core.ErrUnique,
+	sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY: core.ErrUnique,
+	sqlite3.SQLITE_BUSY:                  core.ErrTransient,
+	sqlite3.SQLITE_BUSY_SNAPSHOT:         core.ErrTransient,
+	sqlite3.SQLITE_LOCKED:                core.ErrTransient,
+}
+
 func errorKind(err error) core.ErrorKind {
-	if errors.Is(err, sql.ErrNoRows) {
-		return core.ErrNoRows
-	}
 	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return core.ErrUnique
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_BUSY_SNAPSHOT, sqlite3.SQLITE_LOCKED:
-			return core.ErrTransient
-		}
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return core.ErrNoRows
+	case errors.As(err, &se):
+		return errorKinds[se.Code()]
 	}
 	return core.ErrOther
 }

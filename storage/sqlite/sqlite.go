@@ -87,8 +87,7 @@ type DB struct {
 	wc      connQuerier // statements prepared on wconn
 	rc      *stmtCache
 	cfg     Config
-	codec   atrest.Codec
-	records core.Records
+	records core.Records // the mapping of rows, with the keyring's codec
 	reqs    chan *txRequest
 	closing chan struct{}
 	done    chan struct{}
@@ -157,7 +156,6 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		w:       w,
 		r:       r,
 		cfg:     cfg,
-		codec:   codec,
 		records: core.Records{D: dialect{}, Codec: codec},
 		reqs:    make(chan *txRequest),
 		closing: make(chan struct{}),
