@@ -166,7 +166,9 @@ type Queries struct {
 	// R runs reads: the reader pool, or the transaction.
 	R Conn
 	// W runs writes.
-	W   Writer
+	W Writer
+	// SQL is the text of the queries, shared by every Queries of one
+	// database (see SQL.Standard).
 	SQL *SQL
 }
 

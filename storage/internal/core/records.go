@@ -12,7 +12,9 @@ import (
 // seals and opens the secrets they keep at rest. The column lists below
 // name the columns in the order of the values and destinations.
 type Records struct {
-	D     Dialect
+	// D is the database's dialect.
+	D Dialect
+	// Codec seals and opens the secrets, with the keyring of the DB.
 	Codec atrest.Codec
 }
 
