@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,117 +12,89 @@ import (
 	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
-// claimReturning is what a claim returns: the job, and the due time it is
-// ordered by.
-const claimReturning = `RETURNING ` + core.JobColumns + `, d.next_attempt_at`
+// claimDueQuery leases the deliveries a claim takes and returns their
+// jobs (see core.SQL.DeliveryClaimDueJobs).
+//
+// A claim is this one statement, and it takes no lock that other
+// claims need: it locks the rows it claims, and only those, FOR
+// UPDATE SKIP LOCKED, so it passes over rows that other
+// transactions hold (a claim or a record under way, an event
+// claimed in the transaction that creates it) instead of waiting
+// for them. A process that stops in the middle of a claim, with its
+// transaction open, holds back only the deliveries it claimed.
+//
+// The per-store cap counts the leases that other claims committed.
+// Two claims running at the same moment do not see each other's
+// leases, so each may fill a store up to its cap: across processes
+// the cap is exact between claims and may be exceeded while claims
+// overlap, by at most one cap per overlapping claim (a dispatcher
+// runs at most two at once). Claims last milliseconds, and the
+// surplus ends with its attempts.
+//
+// The work is bounded whatever the backlog: the stores with pending
+// deliveries are found by skipping through the by-store index (one
+// seek per store), a store at its cap is passed over, and each other
+// store gives at most its room under the cap (its own when
+// StoreCaps lists it), earliest due first.
+// The stores take turns: every store's first due delivery comes
+// before any store's second, so a store with a backlog cannot fill
+// a claim while another has one delivery due. The turns are taken
+// without locks (ranked), which sets each store's share of the
+// claim; the share is then locked, passing over rows that others
+// hold, so that no row is locked that the claim does not lease.
+const claimDueQuery = `WITH RECURSIVE pending_stores AS (
+		(SELECT store_id FROM deliveries WHERE status = 'pending' ORDER BY store_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT d.store_id FROM deliveries d
+			WHERE d.status = 'pending' AND d.store_id > pending_stores.store_id
+			ORDER BY d.store_id LIMIT 1)
+		FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
+	), leased AS (
+		SELECT store_id, count(*) AS n FROM deliveries
+		WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
+		GROUP BY store_id
+	), caps AS (
+		SELECT * FROM unnest($6::text[], $7::int[]) AS c(store_id, cap)
+	), room AS (
+		SELECT ps.store_id, coalesce(k.cap, $4) - coalesce(l.n, 0) AS n
+		FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+		LEFT JOIN caps k ON k.store_id = ps.store_id
+		WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < coalesce(k.cap, $4)
+	), ranked AS (
+		SELECT r.store_id FROM room r
+		CROSS JOIN LATERAL (
+			SELECT event_id, next_attempt_at FROM deliveries
+			WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+			ORDER BY next_attempt_at, event_id
+			LIMIT r.n
+		) c
+		ORDER BY row_number() OVER (PARTITION BY r.store_id ORDER BY c.next_attempt_at, c.event_id),
+			c.next_attempt_at, c.event_id
+		LIMIT $5
+	), shares AS (
+		SELECT store_id, count(*) AS n FROM ranked GROUP BY store_id
+	), picked AS (
+		SELECT c.event_id FROM shares sh CROSS JOIN LATERAL (
+			SELECT event_id FROM deliveries
+			WHERE store_id = sh.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+			ORDER BY next_attempt_at, event_id
+			LIMIT sh.n
+			FOR UPDATE SKIP LOCKED
+		) c
+	)
+	UPDATE deliveries d SET lease_token = $1, lease_until = $2
+	FROM picked, events e, stores s
+	WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
+	RETURNING ` + core.JobColumns + `, d.next_attempt_at`
 
-type claimed struct {
-	job  *storage.DeliveryJob
-	next time.Time
-}
-
-// scanClaimed reads the rows of claimReturning.
-func (q *queries) scanClaimed(token string) func(core.Row) (claimed, error) {
-	jobs := q.Jobs(token)
-	return func(row core.Row) (c claimed, err error) {
-		c.job, err = jobs.Scan(row, tsDst(&c.next))
-		return c, err
-	}
-}
-
-func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
-	var got []claimed
-	capStores, capValues := make([]string, len(p.StoreCaps)), make([]int32, len(p.StoreCaps))
+// claimCaps returns p.StoreCaps as the two arrays the claim reads
+// (core.SQL.ClaimCaps).
+func claimCaps(p storage.DeliveryClaimParams) (any, any, error) {
+	stores, caps := make([]string, len(p.StoreCaps)), make([]int32, len(p.StoreCaps))
 	for i, c := range p.StoreCaps {
-		capStores[i], capValues[i] = c.StoreID, int32(min(c.Cap, math.MaxInt32))
+		stores[i], caps[i] = c.StoreID, int32(min(c.Cap, math.MaxInt32))
 	}
-	err := q.write(ctx, func(w querier) error {
-		// A claim is this one statement, and it takes no lock that other
-		// claims need: it locks the rows it claims, and only those, FOR
-		// UPDATE SKIP LOCKED, so it passes over rows that other
-		// transactions hold (a claim or a record under way, an event
-		// claimed in the transaction that creates it) instead of waiting
-		// for them. A process that stops in the middle of a claim, with its
-		// transaction open, holds back only the deliveries it claimed.
-		//
-		// The per-store cap counts the leases that other claims committed.
-		// Two claims running at the same moment do not see each other's
-		// leases, so each may fill a store up to its cap: across processes
-		// the cap is exact between claims and may be exceeded while claims
-		// overlap, by at most one cap per overlapping claim (a dispatcher
-		// runs at most two at once). Claims last milliseconds, and the
-		// surplus ends with its attempts.
-		//
-		// The work is bounded whatever the backlog: the stores with pending
-		// deliveries are found by skipping through the by-store index (one
-		// seek per store), a store at its cap is passed over, and each other
-		// store gives at most its room under the cap (its own when
-		// StoreCaps lists it), earliest due first.
-		// The stores take turns: every store's first due delivery comes
-		// before any store's second, so a store with a backlog cannot fill
-		// a claim while another has one delivery due. The turns are taken
-		// without locks (ranked), which sets each store's share of the
-		// claim; the share is then locked, passing over rows that others
-		// hold, so that no row is locked that the claim does not lease.
-		rows, err := w.Query(ctx, `WITH RECURSIVE pending_stores AS (
-				(SELECT store_id FROM deliveries WHERE status = 'pending' ORDER BY store_id LIMIT 1)
-				UNION ALL
-				SELECT (SELECT d.store_id FROM deliveries d
-					WHERE d.status = 'pending' AND d.store_id > pending_stores.store_id
-					ORDER BY d.store_id LIMIT 1)
-				FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
-			), leased AS (
-				SELECT store_id, count(*) AS n FROM deliveries
-				WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
-				GROUP BY store_id
-			), caps AS (
-				SELECT * FROM unnest($6::text[], $7::int[]) AS c(store_id, cap)
-			), room AS (
-				SELECT ps.store_id, coalesce(k.cap, $4) - coalesce(l.n, 0) AS n
-				FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
-				LEFT JOIN caps k ON k.store_id = ps.store_id
-				WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < coalesce(k.cap, $4)
-			), ranked AS (
-				SELECT r.store_id FROM room r
-				CROSS JOIN LATERAL (
-					SELECT event_id, next_attempt_at FROM deliveries
-					WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
-					ORDER BY next_attempt_at, event_id
-					LIMIT r.n
-				) c
-				ORDER BY row_number() OVER (PARTITION BY r.store_id ORDER BY c.next_attempt_at, c.event_id),
-					c.next_attempt_at, c.event_id
-				LIMIT $5
-			), shares AS (
-				SELECT store_id, count(*) AS n FROM ranked GROUP BY store_id
-			), picked AS (
-				SELECT c.event_id FROM shares sh CROSS JOIN LATERAL (
-					SELECT event_id FROM deliveries
-					WHERE store_id = sh.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
-					ORDER BY next_attempt_at, event_id
-					LIMIT sh.n
-					FOR UPDATE SKIP LOCKED
-				) c
-			)
-			UPDATE deliveries d SET lease_token = $1, lease_until = $2
-			FROM picked, events e, stores s
-			WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
-			`+claimReturning,
-			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, p.Limit, capStores, capValues)
-		got, err = core.Collect[claimed](dialect{}, rows, err, q.scanClaimed(p.LeaseToken))
-		return err
-	})
-	if err != nil || len(got) == 0 {
-		return nil, err
-	}
-	slices.SortFunc(got, func(a, b claimed) int {
-		return cmp.Or(a.next.Compare(b.next), cmp.Compare(a.job.EventID, b.job.EventID))
-	})
-	jobs := make([]*storage.DeliveryJob, len(got))
-	for i, c := range got {
-		jobs[i] = c.job
-	}
-	return jobs, nil
+	return stores, caps, nil
 }
 
 func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {

@@ -39,6 +39,8 @@ var sqlText = func() *core.SQL {
 				next_attempt_at = $1, lease_token = '', lease_until = '-infinity'
 			FROM events e WHERE e.id = d.event_id AND d.event_id = $2 AND d.store_id = $3
 			RETURNING ` + core.EventColumns,
+		DeliveryClaimDueJobs: claimDueQuery,
+		ClaimCaps:            claimCaps,
 		// A delivery that another transaction holds is being claimed or
 		// recorded: as good as leased.
 		DeliveryClaimEventJob: `WITH c AS (

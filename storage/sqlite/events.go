@@ -119,80 +119,63 @@ func eventListQuery(p storage.EventListParams, seq int64) (query string, args []
 		WHERE ` + where.String() + ` ORDER BY e.seq ` + order + ` LIMIT ?`, args, order == "ASC"
 }
 
-func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
-	var jobs []*storage.DeliveryJob
-	caps, most, err := storeCaps(p)
-	if err != nil {
-		return nil, err
-	}
-	err = q.write(ctx, func(w querier) error {
-		now := micros(p.Now)
-		// Each store gets at most its cap of leases at once (PerStore, or
-		// its own when StoreCaps lists it), counting the ones already out,
-		// so one slow receiver cannot take every worker.
-		// The work is bounded whatever the backlog: the stores with pending
-		// deliveries are found by skipping through the by-store index (one
-		// seek per store), a store at its cap is passed over, and each other
-		// store gives at most its cap of its earliest due deliveries. The
-		// stores take turns: every store's first due delivery comes before
-		// any store's second, so a store with a backlog cannot fill a claim
-		// while another has one delivery due.
-		//
-		// The limits are written "?7 + 0" and "?5 + 0", not as bare
-		// parameters: SQLite plans a LIMIT of a bare parameter with its
-		// value and prepares the statement again whenever the value
-		// changes, and the dispatcher's limit (its free slots) changes
-		// from one claim to the next. Preparing this statement cost more
-		// than running it.
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
-			WHERE event_id IN (
-				WITH RECURSIVE pending_stores(store_id) AS (
-					SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due WHERE status = 'pending'
-					UNION ALL
-					SELECT (SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due
-						WHERE status = 'pending' AND store_id > pending_stores.store_id)
-					FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
-				), leased AS (
-					SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
-					WHERE lease_token <> '' AND lease_until > ?3 AND status = 'pending'
-					GROUP BY store_id
-				), caps(store_id, cap) AS MATERIALIZED (
-					SELECT value ->> 's', value ->> 'c' FROM json_each(?6)
-				), room AS (
-					SELECT ps.store_id, coalesce(k.cap, ?4) - coalesce(l.n, 0) AS n
-					FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
-					LEFT JOIN caps k ON k.store_id = ps.store_id
-					WHERE ps.store_id IS NOT NULL
-				), candidates AS (
-					SELECT d.event_id, d.next_attempt_at, r.n,
-						row_number() OVER (PARTITION BY d.store_id ORDER BY d.next_attempt_at, d.event_id) AS rn
-					FROM room r
-					JOIN deliveries d ON d.event_id IN (
-						SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
-						WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
-						ORDER BY next_attempt_at, event_id LIMIT ?7 + 0)
-					WHERE r.n > 0
-				)
-				SELECT event_id FROM candidates WHERE rn <= n
-				ORDER BY rn, next_attempt_at, event_id
-				LIMIT ?5 + 0
-			)`, p.LeaseToken, micros(p.LeaseUntil), now, p.PerStore, p.Limit, caps, most)
-		if err != nil {
-			return mapErr(err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			jobs = nil
-			return mapErr(err)
-		}
-		jobs, err = q.leasedJobs(ctx, w, p.LeaseToken)
-		return err
-	})
-	return jobs, err
-}
+// claimDueQuery leases the deliveries a claim takes (see
+// core.SQL.DeliveryClaimDue).
+//
+// Each store gets at most its cap of leases at once (PerStore, or
+// its own when StoreCaps lists it), counting the ones already out,
+// so one slow receiver cannot take every worker.
+// The work is bounded whatever the backlog: the stores with pending
+// deliveries are found by skipping through the by-store index (one
+// seek per store), a store at its cap is passed over, and each other
+// store gives at most its cap of its earliest due deliveries. The
+// stores take turns: every store's first due delivery comes before
+// any store's second, so a store with a backlog cannot fill a claim
+// while another has one delivery due.
+//
+// The limits are written "?7 + 0" and "?5 + 0", not as bare
+// parameters: SQLite plans a LIMIT of a bare parameter with its
+// value and prepares the statement again whenever the value
+// changes, and the dispatcher's limit (its free slots) changes
+// from one claim to the next. Preparing this statement cost more
+// than running it.
+const claimDueQuery = `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
+	WHERE event_id IN (
+		WITH RECURSIVE pending_stores(store_id) AS (
+			SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due WHERE status = 'pending'
+			UNION ALL
+			SELECT (SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due
+				WHERE status = 'pending' AND store_id > pending_stores.store_id)
+			FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
+		), leased AS (
+			SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
+			WHERE lease_token <> '' AND lease_until > ?3 AND status = 'pending'
+			GROUP BY store_id
+		), caps(store_id, cap) AS MATERIALIZED (
+			SELECT value ->> 's', value ->> 'c' FROM json_each(?6)
+		), room AS (
+			SELECT ps.store_id, coalesce(k.cap, ?4) - coalesce(l.n, 0) AS n
+			FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+			LEFT JOIN caps k ON k.store_id = ps.store_id
+			WHERE ps.store_id IS NOT NULL
+		), candidates AS (
+			SELECT d.event_id, d.next_attempt_at, r.n,
+				row_number() OVER (PARTITION BY d.store_id ORDER BY d.next_attempt_at, d.event_id) AS rn
+			FROM room r
+			JOIN deliveries d ON d.event_id IN (
+				SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
+				WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
+				ORDER BY next_attempt_at, event_id LIMIT ?7 + 0)
+			WHERE r.n > 0
+		)
+		SELECT event_id FROM candidates WHERE rn <= n
+		ORDER BY rn, next_attempt_at, event_id
+		LIMIT ?5 + 0
+	)`
 
 // storeCaps returns p.StoreCaps as the JSON array the claim reads, and the
-// highest cap of the claim.
-func storeCaps(p storage.DeliveryClaimParams) (string, int, error) {
+// highest cap of the claim (core.SQL.ClaimCaps).
+func storeCaps(p storage.DeliveryClaimParams) (any, any, error) {
 	most := p.PerStore
 	if len(p.StoreCaps) == 0 {
 		return "[]", most, nil
@@ -208,16 +191,6 @@ func storeCaps(p storage.DeliveryClaimParams) (string, int, error) {
 	}
 	b, err := json.Marshal(caps)
 	return string(b), most, err
-}
-
-// leasedJobs reads the jobs leased under a token, with the store's current
-// webhook URL and secret.
-func (q *queries) leasedJobs(ctx context.Context, w querier, token string) ([]*storage.DeliveryJob, error) {
-	rows, err := w.QueryContext(ctx, `SELECT `+core.JobColumns+`
-		FROM deliveries d INDEXED BY deliveries_leased JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
-		WHERE d.lease_token = ? AND d.lease_token <> '' ORDER BY d.next_attempt_at, d.event_id`, token)
-	jobs := q.Jobs(token)
-	return collect(rows, err, func(row core.Row) (*storage.DeliveryJob, error) { return jobs.Scan(row) })
 }
 
 // recordRow is one result as DeliveryRecord passes it to SQLite, in a JSON

@@ -40,6 +40,11 @@ var sqlText = func() *core.SQL {
 			lease_token = '', lease_until = 0 WHERE event_id = ?2 AND store_id = ?3`,
 		DeliveryRedeliverGet: `SELECT ` + core.EventColumns + `
 			FROM events e JOIN deliveries d ON d.event_id = e.id WHERE e.id = ?2`,
+		DeliveryClaimDue: claimDueQuery,
+		DeliveryClaimDueJobs: `SELECT ` + core.JobColumns + `, d.next_attempt_at
+			FROM deliveries d INDEXED BY deliveries_leased JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
+			WHERE d.lease_token = ?1 AND d.lease_token <> '' ORDER BY d.next_attempt_at, d.event_id`,
+		ClaimCaps: storeCaps,
 		DeliveryClaimEvent: `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
 			WHERE event_id = ?3 AND status = 'pending' AND lease_until <= ?4`,
 		DeliveryClaimEventJob: `SELECT ` + core.JobColumns + `

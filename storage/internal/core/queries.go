@@ -1,8 +1,10 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -102,6 +104,16 @@ type SQL struct {
 	// DeliveryRedeliverGet then reads the event (EventColumns). Both:
 	// now, event_id, store_id.
 	DeliveryRedeliver, DeliveryRedeliverGet string
+	// DeliveryClaimDue leases the deliveries that are due, each store's
+	// up to its cap, the stores taking turns (empty when
+	// DeliveryClaimDueJobs does it); DeliveryClaimDueJobs then reads
+	// their jobs (JobColumns, then next_attempt_at). Both: lease_token,
+	// lease_until, now, per_store, limit, and the two values of
+	// ClaimCaps.
+	DeliveryClaimDue, DeliveryClaimDueJobs string
+	// ClaimCaps returns the two parameters that carry a claim's
+	// StoreCaps to DeliveryClaimDue.
+	ClaimCaps func(p storage.DeliveryClaimParams) (any, any, error)
 	// DeliveryClaimEvent leases the delivery of one event, pending and
 	// not leased, and must change a row (empty when DeliveryClaimEventJob
 	// does it); DeliveryClaimEventJob then reads its job (JobColumns).
@@ -630,6 +642,47 @@ func (q *Queries) EventList(ctx context.Context, p storage.EventListParams) ([]*
 		l.Args = append(l.Args, string(p.Type))
 	}
 	return list(ctx, q, l, q.ScanEvent)
+}
+
+// DeliveryClaimDue implements storage.Executor.
+func (q *Queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
+	caps, caps2, err := q.SQL.ClaimCaps(p)
+	if err != nil {
+		return nil, err
+	}
+	args := []any{p.LeaseToken, q.D.Time(p.LeaseUntil), q.D.Time(p.Now), p.PerStore, p.Limit, caps, caps2}
+	type claimed struct {
+		job  *storage.DeliveryJob
+		next time.Time
+	}
+	var got []claimed
+	err = q.W.Write(ctx, func(w Conn) error {
+		got = nil
+		if q.SQL.DeliveryClaimDue != "" {
+			if n, err := w.Exec(ctx, q.SQL.DeliveryClaimDue, args...); err != nil || n == 0 {
+				return q.D.MapErr(err)
+			}
+		}
+		jobs := q.Jobs(p.LeaseToken)
+		rows, err := w.Query(ctx, q.SQL.DeliveryClaimDueJobs, args...)
+		got, err = Collect(q.D, rows, err, func(row Row) (c claimed, err error) {
+			c.job, err = jobs.Scan(row, q.D.TimeDst(&c.next))
+			return c, err
+		})
+		return err
+	})
+	if err != nil || len(got) == 0 {
+		return nil, err
+	}
+	// Earliest due first.
+	slices.SortFunc(got, func(a, b claimed) int {
+		return cmp.Or(a.next.Compare(b.next), cmp.Compare(a.job.EventID, b.job.EventID))
+	})
+	out := make([]*storage.DeliveryJob, len(got))
+	for i, c := range got {
+		out[i] = c.job
+	}
+	return out, nil
 }
 
 // DeliveryClaimEvent implements storage.Executor.
