@@ -44,8 +44,8 @@ const MigrationsTable = "keelpay_migrations"
 // Config.Schema nor the DSN's search_path names one.
 const SchemaDefault = "keelpay"
 
-// Config configures Open. The zero value of every field but DSN and Keyring is
-// its default.
+// Config configures Open. The zero value of every field but DSN (or Pool)
+// and Keyring is its default.
 type Config struct {
 	// DSN is the database to open, as a URL
 	// (postgres://user:password@host:5432/db?sslmode=disable) or in
