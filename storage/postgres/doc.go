@@ -19,6 +19,17 @@
 // keelpay's tables live in a schema of their own, "keelpay" ([SchemaDefault]),
 // unless Config.Schema or the DSN's search_path names another.
 //
+// An application that already has a pool hands it over instead of a DSN,
+// with [OpenPool] (or Config.Pool): keelpay works on it, leaves it open on
+// Close, and leaves its session settings to its owner; see Config.Pool.
+//
+// The mapping of records to rows, the conditional writes, list paging and
+// the sealing of secrets are the ones the SQLite adapter uses too
+// (storage/internal/core); this package holds PostgreSQL's SQL, its
+// connection and transaction handling (pgxpool, a BEGIN sent with the
+// first statement, retries of transient failures, tracing) and the
+// queries that are its own.
+//
 // # Migrations
 //
 // The schema is the numbered SQL files of [Migrations], recorded in the

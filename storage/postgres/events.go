@@ -5,245 +5,96 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
-	"github.com/keelpay/keelpay/storage/internal/atrest"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
-const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
-	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
+// claimDueQuery leases the deliveries a claim takes and returns their
+// jobs (see core.SQL.DeliveryClaimDueJobs).
+//
+// A claim is this one statement, and it takes no lock that other
+// claims need: it locks the rows it claims, and only those, FOR
+// UPDATE SKIP LOCKED, so it passes over rows that other
+// transactions hold (a claim or a record under way, an event
+// claimed in the transaction that creates it) instead of waiting
+// for them. A process that stops in the middle of a claim, with its
+// transaction open, holds back only the deliveries it claimed.
+//
+// The per-store cap counts the leases that other claims committed.
+// Two claims running at the same moment do not see each other's
+// leases, so each may fill a store up to its cap: across processes
+// the cap is exact between claims and may be exceeded while claims
+// overlap, by at most one cap per overlapping claim (a dispatcher
+// runs at most two at once). Claims last milliseconds, and the
+// surplus ends with its attempts.
+//
+// The work is bounded whatever the backlog: the stores with pending
+// deliveries are found by skipping through the by-store index (one
+// seek per store), a store at its cap is passed over, and each other
+// store gives at most its room under the cap (its own when
+// StoreCaps lists it), earliest due first.
+// The stores take turns: every store's first due delivery comes
+// before any store's second, so a store with a backlog cannot fill
+// a claim while another has one delivery due. The turns are taken
+// without locks (ranked), which sets each store's share of the
+// claim; the share is then locked, passing over rows that others
+// hold, so that no row is locked that the claim does not lease.
+const claimDueQuery = `WITH RECURSIVE pending_stores AS (
+		(SELECT store_id FROM deliveries WHERE status = 'pending' ORDER BY store_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT d.store_id FROM deliveries d
+			WHERE d.status = 'pending' AND d.store_id > pending_stores.store_id
+			ORDER BY d.store_id LIMIT 1)
+		FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
+	), leased AS (
+		SELECT store_id, count(*) AS n FROM deliveries
+		WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
+		GROUP BY store_id
+	), caps AS (
+		SELECT * FROM unnest($6::text[], $7::int[]) AS c(store_id, cap)
+	), room AS (
+		SELECT ps.store_id, coalesce(k.cap, $4) - coalesce(l.n, 0) AS n
+		FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+		LEFT JOIN caps k ON k.store_id = ps.store_id
+		WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < coalesce(k.cap, $4)
+	), ranked AS (
+		SELECT r.store_id FROM room r
+		CROSS JOIN LATERAL (
+			SELECT event_id, next_attempt_at FROM deliveries
+			WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+			ORDER BY next_attempt_at, event_id
+			LIMIT r.n
+		) c
+		ORDER BY row_number() OVER (PARTITION BY r.store_id ORDER BY c.next_attempt_at, c.event_id),
+			c.next_attempt_at, c.event_id
+		LIMIT $5
+	), shares AS (
+		SELECT store_id, count(*) AS n FROM ranked GROUP BY store_id
+	), picked AS (
+		SELECT c.event_id FROM shares sh CROSS JOIN LATERAL (
+			SELECT event_id FROM deliveries
+			WHERE store_id = sh.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+			ORDER BY next_attempt_at, event_id
+			LIMIT sh.n
+			FOR UPDATE SKIP LOCKED
+		) c
+	)
+	UPDATE deliveries d SET lease_token = $1, lease_until = $2
+	FROM picked, events e, stores s
+	WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
+	RETURNING ` + core.JobColumns + `, d.next_attempt_at`
 
-func scanEvent(row scanner) (*keelpay.Event, error) {
-	var e keelpay.Event
-	var body []byte
-	var next time.Time
-	err := row.Scan(&e.ID, &e.StoreID, &e.Type, &body, tsDst(&e.CreatedAt),
-		&e.Delivery.Status, &e.Delivery.Attempts, tsDst(&e.Delivery.LastAttemptAt), tsDst(&next),
-		&e.Delivery.LastStatusCode, &e.Delivery.LastFailure)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	e.Body = body
-	if e.Delivery.Status == keelpay.DeliveryPending {
-		e.Delivery.NextAttemptAt = next
-	}
-	return &e, nil
-}
-
-func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
-	err := q.write(ctx, func(w querier) error {
-		_, err := w.Exec(ctx, `WITH e AS (
-				INSERT INTO events (id, store_id, type, body, created_at) VALUES ($1, $2, $3, $4, $5)
-				RETURNING id, store_id, created_at)
-			INSERT INTO deliveries (event_id, store_id, status, next_attempt_at)
-			SELECT id, store_id, 'pending', created_at FROM e`,
-			e.ID, e.StoreID, e.Type, []byte(e.Body), ts(e.CreatedAt))
-		return mapErr(err)
-	})
-	if err != nil {
-		return err
-	}
-	e.Delivery = keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: e.CreatedAt}
-	return nil
-}
-
-func (q *queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
-	return scanEvent(q.q.QueryRow(ctx, `SELECT `+eventColumns+`
-		FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE e.store_id = $1 AND e.id = $2`, storeID, id))
-}
-
-func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
-	where := "e.store_id = $1"
-	args := []any{p.StoreID}
-	if p.Type != "" {
-		args = append(args, p.Type)
-		where += " AND e.type = $" + strconv.Itoa(len(args))
-	}
-	order := "DESC"
-	cursor := p.StartingAfter
-	if p.EndingBefore != "" {
-		order, cursor = "ASC", p.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		err := q.q.QueryRow(ctx, `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, p.StoreID, cursor).Scan(&seq)
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
-		args = append(args, seq)
-		if order == "DESC" {
-			where += " AND e.seq < $" + strconv.Itoa(len(args))
-		} else {
-			where += " AND e.seq > $" + strconv.Itoa(len(args))
-		}
-	}
-	args = append(args, p.Limit+1)
-	rows, err := q.q.Query(ctx, `SELECT `+eventColumns+`
-		FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE `+where+` ORDER BY e.seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
-	events, err := collect(rows, err, scanEvent)
-	if err != nil {
-		return nil, false, err
-	}
-	events, hasMore := storage.Page(events, p.Limit, order == "ASC")
-	return events, hasMore, nil
-}
-
-// claimReturning is what a claim returns: the job, and the due time it is
-// ordered by.
-const claimReturning = `RETURNING d.event_id, d.store_id, e.type, e.body, d.attempts,
-	s.webhook_url, s.webhook_secret, d.next_attempt_at`
-
-type claimed struct {
-	job  *storage.DeliveryJob
-	next time.Time
-}
-
-func scanClaimed(codec atrest.Codec, token string) func(scanner) (claimed, error) {
-	// A claim holds many deliveries of few stores: each store's secret is
-	// opened once.
-	opened := map[[2]string]string{}
-	return func(row scanner) (claimed, error) {
-		c := claimed{job: &storage.DeliveryJob{LeaseToken: token}}
-		j := c.job
-		var sealed string
-		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &sealed, tsDst(&c.next))
-		if err != nil {
-			return c, mapErr(err)
-		}
-		key := [2]string{j.StoreID, sealed}
-		if secret, ok := opened[key]; ok {
-			j.WebhookSecret = secret
-			return c, nil
-		}
-		j.WebhookSecret, err = codec.Open(atrest.StoreWebhookSecret, sealed, j.StoreID)
-		if err == nil {
-			opened[key] = j.WebhookSecret
-		}
-		return c, err
-	}
-}
-
-func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
-	var got []claimed
-	capStores, capValues := make([]string, len(p.StoreCaps)), make([]int32, len(p.StoreCaps))
+// claimCaps returns p.StoreCaps as the two arrays the claim reads
+// (core.SQL.ClaimCaps).
+func claimCaps(p storage.DeliveryClaimParams) (any, any, error) {
+	stores, caps := make([]string, len(p.StoreCaps)), make([]int32, len(p.StoreCaps))
 	for i, c := range p.StoreCaps {
-		capStores[i], capValues[i] = c.StoreID, int32(min(c.Cap, math.MaxInt32))
+		stores[i], caps[i] = c.StoreID, int32(min(c.Cap, math.MaxInt32))
 	}
-	err := q.write(ctx, func(w querier) error {
-		// A claim is this one statement, and it takes no lock that other
-		// claims need: it locks the rows it claims, and only those, FOR
-		// UPDATE SKIP LOCKED, so it passes over rows that other
-		// transactions hold (a claim or a record under way, an event
-		// claimed in the transaction that creates it) instead of waiting
-		// for them. A process that stops in the middle of a claim, with its
-		// transaction open, holds back only the deliveries it claimed.
-		//
-		// The per-store cap counts the leases that other claims committed.
-		// Two claims running at the same moment do not see each other's
-		// leases, so each may fill a store up to its cap: across processes
-		// the cap is exact between claims and may be exceeded while claims
-		// overlap, by at most one cap per overlapping claim (a dispatcher
-		// runs at most two at once). Claims last milliseconds, and the
-		// surplus ends with its attempts.
-		//
-		// The work is bounded whatever the backlog: the stores with pending
-		// deliveries are found by skipping through the by-store index (one
-		// seek per store), a store at its cap is passed over, and each other
-		// store gives at most its room under the cap (its own when
-		// StoreCaps lists it), earliest due first.
-		// The stores take turns: every store's first due delivery comes
-		// before any store's second, so a store with a backlog cannot fill
-		// a claim while another has one delivery due. The turns are taken
-		// without locks (ranked), which sets each store's share of the
-		// claim; the share is then locked, passing over rows that others
-		// hold, so that no row is locked that the claim does not lease.
-		rows, err := w.Query(ctx, `WITH RECURSIVE pending_stores AS (
-				(SELECT store_id FROM deliveries WHERE status = 'pending' ORDER BY store_id LIMIT 1)
-				UNION ALL
-				SELECT (SELECT d.store_id FROM deliveries d
-					WHERE d.status = 'pending' AND d.store_id > pending_stores.store_id
-					ORDER BY d.store_id LIMIT 1)
-				FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
-			), leased AS (
-				SELECT store_id, count(*) AS n FROM deliveries
-				WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
-				GROUP BY store_id
-			), caps AS (
-				SELECT * FROM unnest($6::text[], $7::int[]) AS c(store_id, cap)
-			), room AS (
-				SELECT ps.store_id, coalesce(k.cap, $4) - coalesce(l.n, 0) AS n
-				FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
-				LEFT JOIN caps k ON k.store_id = ps.store_id
-				WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < coalesce(k.cap, $4)
-			), ranked AS (
-				SELECT r.store_id FROM room r
-				CROSS JOIN LATERAL (
-					SELECT event_id, next_attempt_at FROM deliveries
-					WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
-					ORDER BY next_attempt_at, event_id
-					LIMIT r.n
-				) c
-				ORDER BY row_number() OVER (PARTITION BY r.store_id ORDER BY c.next_attempt_at, c.event_id),
-					c.next_attempt_at, c.event_id
-				LIMIT $5
-			), shares AS (
-				SELECT store_id, count(*) AS n FROM ranked GROUP BY store_id
-			), picked AS (
-				SELECT c.event_id FROM shares sh CROSS JOIN LATERAL (
-					SELECT event_id FROM deliveries
-					WHERE store_id = sh.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
-					ORDER BY next_attempt_at, event_id
-					LIMIT sh.n
-					FOR UPDATE SKIP LOCKED
-				) c
-			)
-			UPDATE deliveries d SET lease_token = $1, lease_until = $2
-			FROM picked, events e, stores s
-			WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
-			`+claimReturning,
-			p.LeaseToken, ts(p.LeaseUntil), ts(p.Now), p.PerStore, p.Limit, capStores, capValues)
-		got, err = collect(rows, err, scanClaimed(q.db.codec, p.LeaseToken))
-		return err
-	})
-	if err != nil || len(got) == 0 {
-		return nil, err
-	}
-	slices.SortFunc(got, func(a, b claimed) int {
-		return cmp.Or(a.next.Compare(b.next), cmp.Compare(a.job.EventID, b.job.EventID))
-	})
-	jobs := make([]*storage.DeliveryJob, len(got))
-	for i, c := range got {
-		jobs[i] = c.job
-	}
-	return jobs, nil
-}
-
-func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
-	var c claimed
-	err := q.write(ctx, func(w querier) error {
-		// A delivery that another transaction holds is being claimed or
-		// recorded: as good as leased.
-		var err error
-		c, err = scanClaimed(q.db.codec, p.LeaseToken)(w.QueryRow(ctx, `WITH c AS (
-				SELECT event_id FROM deliveries
-				WHERE event_id = $3 AND status = 'pending' AND lease_until <= $4
-				FOR UPDATE SKIP LOCKED
-			)
-			UPDATE deliveries d SET lease_token = $1, lease_until = $2
-			FROM c, events e, stores s
-			WHERE d.event_id = c.event_id AND e.id = d.event_id AND s.id = d.store_id
-			`+claimReturning,
-			p.LeaseToken, ts(p.LeaseUntil), eventID, ts(p.Now)))
-		return err
-	})
-	return c.job, err
+	return stores, caps, nil
 }
 
 func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {
@@ -290,143 +141,4 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		}
 		return mapErr(w.SendBatch(ctx, b).Close())
 	})
-}
-
-const attemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
-
-func scanAttempt(row scanner) (*keelpay.DeliveryAttempt, error) {
-	var a keelpay.DeliveryAttempt
-	var dur int64
-	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, tsDst(&a.StartedAt), &dur, &a.StatusCode, &a.Failure, &a.ResponseBody)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	a.Duration = time.Duration(dur) * time.Microsecond
-	return &a, nil
-}
-
-func (q *queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
-	where := "store_id = $1 AND event_id = $2"
-	args := []any{p.StoreID, p.EventID}
-	order := "DESC"
-	cursor := p.StartingAfter
-	if p.EndingBefore != "" {
-		order, cursor = "ASC", p.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		err := q.q.QueryRow(ctx, `SELECT seq FROM delivery_attempts WHERE store_id = $1 AND event_id = $2 AND id = $3`,
-			p.StoreID, p.EventID, cursor).Scan(&seq)
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
-		args = append(args, seq)
-		if order == "DESC" {
-			where += " AND seq < $3"
-		} else {
-			where += " AND seq > $3"
-		}
-	}
-	args = append(args, p.Limit+1)
-	rows, err := q.q.Query(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts
-		WHERE `+where+` ORDER BY seq `+order+` LIMIT $`+strconv.Itoa(len(args)), args...)
-	attempts, err := collect(rows, err, scanAttempt)
-	if err != nil {
-		return nil, false, err
-	}
-	attempts, hasMore := storage.Page(attempts, p.Limit, order == "ASC")
-	return attempts, hasMore, nil
-}
-
-func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
-	var e *keelpay.Event
-	err := q.write(ctx, func(w querier) error {
-		var err error
-		e, err = scanEvent(w.QueryRow(ctx, `UPDATE deliveries d SET status = 'pending', attempts = 0,
-				next_attempt_at = $1, lease_token = '', lease_until = '-infinity'
-			FROM events e WHERE e.id = d.event_id AND d.event_id = $2 AND d.store_id = $3
-			RETURNING `+eventColumns, ts(now), eventID, storeID))
-		return err
-	})
-	return e, err
-}
-
-func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
-	var queued int
-	var next string
-	err := q.write(ctx, func(w querier) error {
-		queued, next = 0, ""
-		args := []any{p.StoreID, p.Status}
-		arg := func(v any) string {
-			args = append(args, v)
-			return "$" + strconv.Itoa(len(args))
-		}
-		where := "e.store_id = $1 AND d.status = $2"
-		if p.Type != "" {
-			where += " AND e.type = " + arg(p.Type)
-		}
-		if !p.CreatedAfter.IsZero() {
-			where += " AND e.created_at > " + arg(ts(p.CreatedAfter))
-		}
-		if !p.CreatedBefore.IsZero() {
-			where += " AND e.created_at < " + arg(ts(p.CreatedBefore))
-		}
-		if p.StartingAfter != "" {
-			var seq int64
-			err := w.QueryRow(ctx, `SELECT seq FROM events WHERE store_id = $1 AND id = $2`, p.StoreID, p.StartingAfter).Scan(&seq)
-			if err != nil {
-				return mapErr(err)
-			}
-			where += " AND e.seq > " + arg(seq)
-		}
-		from := ` FROM events e JOIN deliveries d ON d.event_id = e.id WHERE ` + where
-		// The last event of this call, when at least Limit match; and
-		// whether any matches beyond it.
-		var last int64
-		var lastID string
-		var more bool
-		offset := arg(p.Limit - 1)
-		err := w.QueryRow(ctx, `WITH b AS (SELECT e.seq, e.id`+from+` ORDER BY e.seq OFFSET `+offset+` LIMIT 1)
-			SELECT b.seq, b.id, EXISTS (SELECT 1`+from+` AND e.seq > b.seq) FROM b`, args...).Scan(&last, &lastID, &more)
-		args = args[:len(args)-1]
-		switch err = mapErr(err); err {
-		case nil:
-			if more {
-				next = lastID
-			}
-			where += " AND e.seq <= " + arg(last)
-		case storage.ErrNotFound:
-		default:
-			return err
-		}
-		now := arg(ts(p.Now))
-		tag, err := w.Exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = `+now+`,
-			lease_token = '', lease_until = '-infinity'
-			WHERE event_id IN (SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id WHERE `+where+`)`, args...)
-		if err != nil {
-			return mapErr(err)
-		}
-		queued = int(tag.RowsAffected())
-		return nil
-	})
-	return queued, next, err
-}
-
-func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
-	// The earliest pending delivery in the due index; when it is leased,
-	// its lease's end. A seek, not a scan: the dispatcher asks often.
-	var next time.Time
-	err := q.q.QueryRow(ctx, `SELECT greatest(next_attempt_at, lease_until) FROM deliveries
-		WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`).Scan(tsDst(&next))
-	if err = mapErr(err); err == storage.ErrNotFound {
-		return time.Time{}, nil
-	}
-	return next, err
-}
-
-func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
-	// Kept by triggers as deliveries change (status_counts).
-	err = q.q.QueryRow(ctx, `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0)::bigint,
-		coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint FROM status_counts WHERE kind = 'delivery'`).Scan(&pending, &failed)
-	return pending, failed, mapErr(err)
 }

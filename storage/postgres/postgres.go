@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"math/rand/v2"
 	"net"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,13 +17,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/internal/atrest"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // Migrations holds keelpay's schema as numbered SQL files,
@@ -46,13 +44,35 @@ const MigrationsTable = "keelpay_migrations"
 // Config.Schema nor the DSN's search_path names one.
 const SchemaDefault = "keelpay"
 
-// Config configures Open. The zero value of every field but DSN and Keyring is
-// its default.
+// Config configures Open. The zero value of every field but DSN (or Pool)
+// and Keyring is its default.
 type Config struct {
 	// DSN is the database to open, as a URL
 	// (postgres://user:password@host:5432/db?sslmode=disable) or in
-	// key=value form; pgxpool's pool_* parameters are honoured. Required.
+	// key=value form; pgxpool's pool_* parameters are honoured. Required
+	// unless Pool is set.
 	DSN string
+	// Pool, when set, is the pool keelpay works on instead of one of its
+	// own: a pool the application already has, with its own limits and
+	// hooks. DSN, MaxConns and TracerProvider must then be unset (set
+	// them on the pool), and Schema, when set, must be the pool's current
+	// schema. keelpay does not close it: Close leaves it open.
+	//
+	// keelpay sets nothing on such a pool's connections, so what it sets
+	// on its own becomes the pool's owner's choice: the session's
+	// idle_in_transaction_session_timeout and the TCP keepalives and user
+	// timeout of both ends (see IdleInTransactionTimeout and
+	// sessionBackstops' constants: a connection whose peer stopped may
+	// hold row locks until they end it); the search_path (keelpay's
+	// tables are in the pool's current schema); and the pool's
+	// BeforeClose, which should call [BeforeClose] (without it, the
+	// status counts of each closed connection stay in a row of their
+	// own until the next Open folds them; the counts stay exact). The
+	// migrations still run unless SkipMigrations, on a connection taken
+	// from the pool and closed after. The listener of store changes
+	// connects with the pool's connection configuration, outside the
+	// pool.
+	Pool *pgxpool.Pool
 	// Keyring seals the secrets kept in the database (webhook secrets,
 	// client secrets of card sessions and payment intents, stored
 	// responses) and opens them. Required: a database sealed under other
@@ -127,11 +147,11 @@ func (c Config) WithDefaults() Config {
 type DB struct {
 	*queries // the executor outside a transaction
 
-	pool   *pgxpool.Pool
-	cfg    Config
-	schema string // the schema the tables are in; it scopes advisory locks
-	codec  atrest.Codec
-	txs    atomic.Int64 // write transactions committed
+	pool    *pgxpool.Pool
+	cfg     Config
+	schema  string       // the schema the tables are in; it scopes advisory locks
+	records core.Records // the mapping of rows, with the keyring's codec
+	txs     atomic.Int64 // write transactions committed
 
 	listener storeListener // see StoreEpoch
 }
@@ -155,42 +175,95 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	codec := atrest.Codec{KR: cfg.Keyring}
-	pcfg, err := poolConfig(ctx, cfg)
+	pool, schema, err := openPool(ctx, cfg, codec)
 	if err != nil {
 		return nil, err
 	}
-	if t := newPgxTracer(cfg.TracerProvider); t != nil {
-		pcfg.ConnConfig.Tracer = t
-	}
-	var schema string
-	if cfg.SkipMigrations {
-		schema, err = currentSchema(ctx, pcfg.ConnConfig.Copy())
-	} else {
-		schema, err = migrate(ctx, pcfg.ConnConfig.Copy(), codec)
-	}
-	if err != nil {
-		return nil, err
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	db := &DB{pool: pool, cfg: cfg, schema: schema, codec: codec}
-	db.queries = &queries{db: db, q: pool}
+	db := &DB{pool: pool, cfg: cfg, schema: schema, records: core.Records{D: dialect{}, Codec: codec}}
+	db.queries = newQueries(db, pool, false)
 	// Counts left in the slots of connections that ended without folding
 	// them (a process that was killed) join slot 0.
 	if _, err := pool.Exec(ctx, `SELECT fold_status_counts(false)`); err != nil {
-		pool.Close()
+		if cfg.Pool == nil {
+			pool.Close()
+		}
 		return nil, fmt.Errorf("postgres: fold status counts: %w", mapErr(err))
 	}
 	return db, nil
 }
 
-// foldOnClose moves a connection's status counts into slot 0 as the pool
-// closes it (migration 011): without it every connection the pool ever
-// opened would leave rows that metrics add up. A connection that cannot
-// run it leaves them to the next Open's fold.
-func foldOnClose(c *pgx.Conn) {
+// OpenPool is Open on pool, a pool of the application's (see
+// Config.Pool): cfg.Pool is set to pool.
+func OpenPool(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*DB, error) {
+	cfg.Pool = pool
+	return Open(ctx, cfg)
+}
+
+// openPool returns the pool of cfg, the caller's or a new one, once the
+// migrations ran on it (unless cfg.SkipMigrations), and the schema of
+// keelpay's tables.
+func openPool(ctx context.Context, cfg Config, codec atrest.Codec) (*pgxpool.Pool, string, error) {
+	run := migrate
+	if cfg.SkipMigrations {
+		run = func(ctx context.Context, conn *pgx.Conn, _ atrest.Codec) (string, error) {
+			return currentSchema(ctx, conn)
+		}
+	}
+	if cfg.Pool != nil {
+		schema, err := onPoolConn(ctx, cfg.Pool, func(conn *pgx.Conn) (string, error) { return run(ctx, conn, codec) })
+		if err == nil && cfg.Schema != "" && cfg.Schema != schema {
+			err = fmt.Errorf("postgres: Config.Schema is %q, the pool's current schema %q", cfg.Schema, schema)
+		}
+		return cfg.Pool, schema, err
+	}
+	pcfg, err := poolConfig(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	if t := newPgxTracer(cfg.TracerProvider); t != nil {
+		pcfg.ConnConfig.Tracer = t
+	}
+	schema, err := onConn(ctx, pcfg.ConnConfig.Copy(), func(conn *pgx.Conn) (string, error) { return run(ctx, conn, codec) })
+	if err != nil {
+		return nil, "", err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: %w", err)
+	}
+	return pool, schema, nil
+}
+
+// onConn runs fn on a connection of its own, closed after.
+func onConn(ctx context.Context, cc *pgx.ConnConfig, fn func(*pgx.Conn) (string, error)) (string, error) {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return "", fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return fn(conn)
+}
+
+// onPoolConn runs fn on a connection taken from pool, which it closes
+// after instead of giving it back: what fn leaves in the session (a
+// migration's lock, after a failure) ends with it.
+func onPoolConn(ctx context.Context, pool *pgxpool.Pool, fn func(*pgx.Conn) (string, error)) (string, error) {
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		return "", fmt.Errorf("postgres: connect: %w", mapErr(err))
+	}
+	conn := pc.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+	return fn(conn)
+}
+
+// BeforeClose moves a connection's status counts into slot 0 as the pool
+// closes it: without it every connection the pool ever opened would leave
+// a row of counts that metrics add up. A connection that cannot run it
+// leaves them to the next Open's fold. keelpay's own pool calls it; set it
+// as the pgxpool.Config.BeforeClose of a pool given in Config.Pool (or
+// call it from that pool's own BeforeClose).
+func BeforeClose(c *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, _ = c.Exec(ctx, `SELECT fold_status_counts(true)`)
@@ -209,17 +282,31 @@ func Migrate(ctx context.Context, cfg Config) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	codec := atrest.Codec{KR: cfg.Keyring}
+	if cfg.Pool != nil {
+		_, err := onPoolConn(ctx, cfg.Pool, func(conn *pgx.Conn) (string, error) { return migrate(ctx, conn, codec) })
+		return err
+	}
 	pcfg, err := poolConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	_, err = migrate(ctx, pcfg.ConnConfig, atrest.Codec{KR: cfg.Keyring})
+	_, err = onConn(ctx, pcfg.ConnConfig, func(conn *pgx.Conn) (string, error) { return migrate(ctx, conn, codec) })
 	return err
 }
 
 // check reports a missing required field of c.
 func (c Config) check() error {
-	if c.DSN == "" {
+	if c.Pool != nil {
+		switch {
+		case c.DSN != "":
+			return errors.New("postgres: Config.DSN and Config.Pool are both set")
+		case c.MaxConns != 0:
+			return errors.New("postgres: Config.MaxConns has no effect with Config.Pool: set the pool's")
+		case c.TracerProvider != nil:
+			return errors.New("postgres: Config.TracerProvider has no effect with Config.Pool: set the pool's tracer")
+		}
+	} else if c.DSN == "" {
 		return errors.New("postgres: Config.DSN is required")
 	}
 	if c.Keyring == nil {
@@ -237,7 +324,7 @@ func poolConfig(ctx context.Context, cfg Config) (*pgxpool.Config, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
-	pcfg.BeforeClose = foldOnClose
+	pcfg.BeforeClose = BeforeClose
 	params := pcfg.ConnConfig.RuntimeParams
 	sessionBackstops(pcfg.ConnConfig, cfg)
 	switch {
@@ -327,13 +414,8 @@ func defaultSchema(ctx context.Context, cc *pgx.ConnConfig, create bool) (bool, 
 	return true, nil
 }
 
-// currentSchema returns the schema the connections of cc work in.
-func currentSchema(ctx context.Context, cc *pgx.ConnConfig) (string, error) {
-	conn, err := pgx.ConnectConfig(ctx, cc)
-	if err != nil {
-		return "", fmt.Errorf("postgres: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
+// currentSchema returns the schema conn works in.
+func currentSchema(ctx context.Context, conn *pgx.Conn) (string, error) {
 	var schema string
 	if err := conn.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
 		return "", fmt.Errorf("postgres: %w", mapErr(err))
@@ -355,28 +437,24 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // Close closes the pool, waiting for the connections in use to be
-// released, and the connection that listens for store changes.
+// released, and the connection that listens for store changes. A pool
+// given in Config.Pool is left open: its owner closes it.
 func (db *DB) Close() error {
 	db.stopListening()
-	db.pool.Close()
+	if db.cfg.Pool == nil {
+		db.pool.Close()
+	}
 	return nil
 }
 
-// migrate applies the embedded migrations on a connection of its own,
-// under a session advisory lock, and returns the schema they went to.
-// Closing the connection releases the lock whatever happened.
-func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (string, error) {
-	conn, err := pgx.ConnectConfig(ctx, cc)
+// migrate applies the embedded migrations on conn, a connection of its
+// own that the caller closes after, under a session advisory lock, and
+// returns the schema they went to. Closing the connection releases the
+// lock whatever happened.
+func migrate(ctx context.Context, conn *pgx.Conn, codec atrest.Codec) (string, error) {
+	schema, err := currentSchema(ctx, conn)
 	if err != nil {
-		return "", fmt.Errorf("postgres: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var schema string
-	if err := conn.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
-		return "", fmt.Errorf("postgres: %w", mapErr(err))
-	}
-	if schema == "" {
-		return "", errors.New("postgres: no schema of the search_path exists")
+		return "", err
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID(schema, "migrate")); err != nil {
 		return "", fmt.Errorf("postgres: migration lock: %w", mapErr(err))
@@ -393,32 +471,23 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (strin
 	if err != nil {
 		return "", fmt.Errorf("postgres: migrations table: %w", mapErr(err))
 	}
-	names, err := fs.Glob(Migrations, "migration/*.sql")
+	migrations, err := core.Migrations(Migrations)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("postgres: %w", err)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		version, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
-		if err != nil {
-			return "", fmt.Errorf("postgres: migration %s: bad number", name)
-		}
-		if slices.Contains(applied, version) {
+	for _, m := range migrations {
+		if slices.Contains(applied, m.Version) {
 			continue
 		}
-		body, err := Migrations.ReadFile(name)
-		if err != nil {
-			return "", err
-		}
 		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if _, err := tx.Exec(ctx, m.Body); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO `+MigrationsTable+` (version) VALUES ($1)`, version)
+			_, err := tx.Exec(ctx, `INSERT INTO `+MigrationsTable+` (version) VALUES ($1)`, m.Version)
 			return err
 		})
 		if err != nil {
-			return "", fmt.Errorf("postgres: migration %s: %w", name, mapErr(err))
+			return "", fmt.Errorf("postgres: migration %s: %w", m.Name, mapErr(err))
 		}
 	}
 	if err := sealAtRest(ctx, conn, codec); err != nil {
@@ -428,6 +497,25 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig, codec atrest.Codec) (strin
 		return "", fmt.Errorf("postgres: migration lock: %w", mapErr(err))
 	}
 	return schema, nil
+}
+
+// sealAtRest is the step at Open after the migrations, under the
+// migration lock (core.SealAtRest).
+//
+// PostgreSQL keeps the old row versions until they are vacuumed: after an
+// upgrade that sealed existing values, run VACUUM (docs/security.md).
+func sealAtRest(ctx context.Context, c *pgx.Conn, codec atrest.Codec) error {
+	begin := func(ctx context.Context, fn func(tx core.Conn) error) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return fn(&conn{tx}) })
+	}
+	_, err := core.SealAtRest(ctx, &conn{c}, begin, dialect{}, codec, func(col atrest.Column, prefixLen int) string {
+		n := strconv.Itoa(prefixLen)
+		if col.Blob {
+			return `length(` + col.Name + `) > 0 AND substring(` + col.Name + ` from 1 for ` + n + `) <> $1::bytea`
+		}
+		return col.Name + ` <> '' AND left(` + col.Name + `, ` + n + `) <> $1`
+	})
+	return err
 }
 
 // lockID names an advisory lock of the tables in schema, so that keelpay
@@ -441,43 +529,6 @@ func lockID(schema string, name ...string) int64 {
 	}
 	return int64(h.Sum64())
 }
-
-// PostgreSQL error codes mapErr knows.
-const (
-	codeUniqueViolation      = "23505"
-	codeSerializationFailure = "40001"
-	codeDeadlockDetected     = "40P01"
-	codeLockNotAvailable     = "55P03"
-)
-
-// mapErr is the one place that looks at driver errors: it maps them to the
-// storage sentinels, wrapping so the detail stays in logs.
-func mapErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return storage.ErrNotFound
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case codeUniqueViolation:
-			return fmt.Errorf("%w: %v", storage.ErrDuplicate, err)
-		case codeSerializationFailure, codeDeadlockDetected, codeLockNotAvailable:
-			return &transientError{err}
-		}
-	}
-	return err
-}
-
-// transientError is an ErrConflict that the database reported: the
-// transaction lost a race it can win when run again, unlike a version
-// mismatch, which running again would only repeat.
-type transientError struct{ err error }
-
-func (e *transientError) Error() string   { return storage.ErrConflict.Error() + ": " + e.err.Error() }
-func (e *transientError) Unwrap() []error { return []error{storage.ErrConflict, e.err} }
 
 // WithTx runs fn in a READ COMMITTED transaction and commits it. Exclusive
 // state changes do not rely on the isolation level: they are conditional
@@ -499,7 +550,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 		// rolls back.
 		tx := &lazyTx{conn: conn}
 		defer tx.rollback(context.WithoutCancel(ctx))
-		q := &queries{db: db, q: tx, inTx: true}
+		q := newQueries(db, tx, true)
 		// A transaction that wrote a store moves the store epoch once it
 		// has ended, before WithTx returns.
 		defer func() {
@@ -526,8 +577,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 func (db *DB) retry(ctx context.Context, fn func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := fn()
-		var te *transientError
-		if err == nil || attempt >= db.cfg.TxAttempts || !errors.As(err, &te) {
+		if err == nil || attempt >= db.cfg.TxAttempts || !core.IsTransient(err) {
 			return err
 		}
 		// Exponential backoff from 2ms, capped at 64ms, with jitter so that
@@ -556,13 +606,37 @@ type querier interface {
 // transaction. Each method is one statement or one batch (which PostgreSQL
 // runs as one implicit transaction), so it is atomic on the pool too.
 type queries struct {
+	core.Queries
 	db   *DB
 	q    querier
+	c    conn // q, for the core
 	inTx bool
 	// wroteStores marks a transaction that wrote a store (see
 	// storesWritten).
 	wroteStores bool
 }
+
+// newQueries returns the executor on q, a transaction's when inTx.
+func newQueries(db *DB, q querier, inTx bool) *queries {
+	x := &queries{db: db, q: q, c: conn{q}, inTx: inTx}
+	x.Queries = core.NewQueries(db.records, sqlText, &x.c, x)
+	return x
+}
+
+// Write implements core.Writer, as write.
+func (q *queries) Write(ctx context.Context, fn func(w core.Conn) error) error {
+	return q.write(ctx, func(querier) error { return fn(&q.c) })
+}
+
+// WriteStores implements core.Writer: the store epoch moves once the
+// statement, or the transaction, has ended.
+func (q *queries) WriteStores(ctx context.Context, fn func(w core.Conn) error) error {
+	defer q.storesWritten()
+	return q.Write(ctx, fn)
+}
+
+// InTx implements core.Writer.
+func (q *queries) InTx() bool { return q.inTx }
 
 // storesWritten is deferred by every write of stores: outside a
 // transaction it moves the store epoch now that the statement has ended;
@@ -587,55 +661,4 @@ func (q *queries) write(ctx context.Context, fn func(q querier) error) error {
 		q.db.txs.Add(1)
 	}
 	return err
-}
-
-// scanner is what pgx.Row and pgx.Rows have in common.
-type scanner interface{ Scan(dest ...any) error }
-
-// collect scans every row with scan and closes rows.
-func collect[T any](rows pgx.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
-	return out, mapErr(err)
-}
-
-// placeholders returns "$1, $2, ..., $n".
-func placeholders(n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("$" + strconv.Itoa(i+1))
-	}
-	return b.String()
-}
-
-// ts is the value of a time column: the instant to the microsecond (the
-// driver truncates), and the zero time as -infinity.
-func ts(t time.Time) pgtype.Timestamptz {
-	if t.IsZero() {
-		return pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
-	}
-	return pgtype.Timestamptz{Time: t, Valid: true}
-}
-
-// tsDst scans a time column into *t, the inverse of ts: in UTC, and
-// -infinity (or NULL) as the zero time.
-func tsDst(t *time.Time) pgtype.TimestamptzScanner { return timeDst{t} }
-
-type timeDst struct{ t *time.Time }
-
-func (d timeDst) ScanTimestamptz(v pgtype.Timestamptz) error {
-	switch {
-	case !v.Valid || v.InfinityModifier == pgtype.NegativeInfinity:
-		*d.t = time.Time{}
-	case v.InfinityModifier == pgtype.Finite:
-		*d.t = v.Time.UTC()
-	default:
-		return errors.New("postgres: infinite time")
-	}
-	return nil
 }

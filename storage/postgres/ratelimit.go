@@ -66,14 +66,3 @@ func (q *queries) RateLimitTake(ctx context.Context, now time.Time, limits ...st
 	})
 	return wait, err
 }
-
-func (q *queries) RateLimitDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		tag, err := w.Exec(ctx, `DELETE FROM rate_limit_hits WHERE ctid = ANY (ARRAY(
-			SELECT ctid FROM rate_limit_hits WHERE expires_at <= $1 LIMIT $2))`, ts(now), limit)
-		n = tag.RowsAffected()
-		return mapErr(err)
-	})
-	return int(n), err
-}

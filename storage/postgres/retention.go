@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"time"
+
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // eventPurgeQuery picks the events that EventDeleteBefore deletes: a walk
@@ -39,35 +41,7 @@ const cardSessionPurge = `WITH picked AS (SELECT array_agg(id) AS ids FROM (
 	DELETE FROM card_sessions WHERE id = ANY ((SELECT ids FROM picked)::text[])`
 
 func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	if due, err := q.anyDue(ctx, `SELECT 1 FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE e.created_at < $1 AND d.status <> 'pending' ORDER BY e.created_at LIMIT 1`, ts(before)); !due {
-		return 0, err
-	}
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		tag, err := w.Exec(ctx, eventPurge, ts(before), limit)
-		n = tag.RowsAffected()
-		return mapErr(err)
-	})
-	return int(n), err
-}
-
-func (q *queries) CardSessionDeleteExpiredBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	if due, err := q.anyDue(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < $1 LIMIT 1`,
-		ts(before)); !due {
-		return 0, err
-	}
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		tag, err := w.Exec(ctx, cardSessionPurge, ts(before), limit)
-		n = tag.RowsAffected()
-		return mapErr(err)
-	})
-	return int(n), err
+	return q.Sweep(ctx, limit, `SELECT 1 FROM events e JOIN deliveries d ON d.event_id = e.id
+		WHERE e.created_at < $1 AND d.status <> 'pending' ORDER BY e.created_at LIMIT 1`, []any{ts(before)},
+		func(w core.Conn) (int64, error) { return w.Exec(ctx, eventPurge, ts(before), limit) })
 }

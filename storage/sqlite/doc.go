@@ -26,6 +26,11 @@
 // same from a deployment step; a team that runs migrations with its own
 // tool applies the files itself and opens with Config.SkipMigrations.
 //
+// The mapping of records to rows, the conditional writes, list paging and
+// the sealing of secrets are the ones the PostgreSQL adapter uses too
+// (storage/internal/core); this package holds SQLite's SQL, its writer and
+// readers, statement caches, migrations, and the queries that are its own.
+//
 // One process owns the file. Several processes sharing one database use
 // PostgreSQL ([github.com/keelpay/keelpay/storage/postgres]); see
 // docs/operating.md.

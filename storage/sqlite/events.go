@@ -7,53 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage"
-	"github.com/keelpay/keelpay/storage/internal/atrest"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
-const eventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
-	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
-
-func scanEvent(row interface{ Scan(...any) error }) (*keelpay.Event, error) {
-	var e keelpay.Event
-	var created, lastAt, nextAt int64
-	var body []byte
-	err := row.Scan(&e.ID, &e.StoreID, &e.Type, &body, &created,
-		&e.Delivery.Status, &e.Delivery.Attempts, &lastAt, &nextAt, &e.Delivery.LastStatusCode, &e.Delivery.LastFailure)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	e.Body = body
-	e.CreatedAt = fromMicros(created)
-	e.Delivery.LastAttemptAt = fromMicros(lastAt)
-	if e.Delivery.Status == keelpay.DeliveryPending {
-		e.Delivery.NextAttemptAt = fromMicros(nextAt)
-	}
-	return &e, nil
-}
-
-func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
-	return q.write(ctx, func(w querier) error {
-		if _, err := w.ExecContext(ctx, `INSERT INTO events (id, store_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)`,
-			e.ID, e.StoreID, e.Type, []byte(e.Body), micros(e.CreatedAt)); err != nil {
-			return mapErr(err)
-		}
-		e.Delivery = keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: e.CreatedAt}
-		_, err := w.ExecContext(ctx, `INSERT INTO deliveries (event_id, store_id, status, next_attempt_at) VALUES (?, ?, ?, ?)`,
-			e.ID, e.StoreID, keelpay.DeliveryPending, micros(e.CreatedAt))
-		return mapErr(err)
-	})
-}
-
-func (q *queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Event, error) {
-	return scanEvent(q.r.QueryRowContext(ctx, `SELECT `+eventColumns+`
-		FROM events e JOIN deliveries d ON d.event_id = e.id
-		WHERE e.store_id = ? AND e.id = ?`, storeID, id))
-}
-
+// EventList implements storage.Executor in place of the core's: its page
+// is read by scanEventPage, on one of the texts of eventListQuery.
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
 	var seq int64
 	if cursor := cmp.Or(p.EndingBefore, p.StartingAfter); cursor != "" {
@@ -158,94 +119,63 @@ func eventListQuery(p storage.EventListParams, seq int64) (query string, args []
 		WHERE ` + where.String() + ` ORDER BY e.seq ` + order + ` LIMIT ?`, args, order == "ASC"
 }
 
-// collect scans every row with scan and closes rows.
-func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, mapErr(rows.Err())
-}
-
-func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
-	var jobs []*storage.DeliveryJob
-	caps, most, err := storeCaps(p)
-	if err != nil {
-		return nil, err
-	}
-	err = q.write(ctx, func(w querier) error {
-		now := micros(p.Now)
-		// Each store gets at most its cap of leases at once (PerStore, or
-		// its own when StoreCaps lists it), counting the ones already out,
-		// so one slow receiver cannot take every worker.
-		// The work is bounded whatever the backlog: the stores with pending
-		// deliveries are found by skipping through the by-store index (one
-		// seek per store), a store at its cap is passed over, and each other
-		// store gives at most its cap of its earliest due deliveries. The
-		// stores take turns: every store's first due delivery comes before
-		// any store's second, so a store with a backlog cannot fill a claim
-		// while another has one delivery due.
-		//
-		// The limits are written "?7 + 0" and "?5 + 0", not as bare
-		// parameters: SQLite plans a LIMIT of a bare parameter with its
-		// value and prepares the statement again whenever the value
-		// changes, and the dispatcher's limit (its free slots) changes
-		// from one claim to the next. Preparing this statement cost more
-		// than running it.
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
-			WHERE event_id IN (
-				WITH RECURSIVE pending_stores(store_id) AS (
-					SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due WHERE status = 'pending'
-					UNION ALL
-					SELECT (SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due
-						WHERE status = 'pending' AND store_id > pending_stores.store_id)
-					FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
-				), leased AS (
-					SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
-					WHERE lease_token <> '' AND lease_until > ?3 AND status = 'pending'
-					GROUP BY store_id
-				), caps(store_id, cap) AS MATERIALIZED (
-					SELECT value ->> 's', value ->> 'c' FROM json_each(?6)
-				), room AS (
-					SELECT ps.store_id, coalesce(k.cap, ?4) - coalesce(l.n, 0) AS n
-					FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
-					LEFT JOIN caps k ON k.store_id = ps.store_id
-					WHERE ps.store_id IS NOT NULL
-				), candidates AS (
-					SELECT d.event_id, d.next_attempt_at, r.n,
-						row_number() OVER (PARTITION BY d.store_id ORDER BY d.next_attempt_at, d.event_id) AS rn
-					FROM room r
-					JOIN deliveries d ON d.event_id IN (
-						SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
-						WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
-						ORDER BY next_attempt_at, event_id LIMIT ?7 + 0)
-					WHERE r.n > 0
-				)
-				SELECT event_id FROM candidates WHERE rn <= n
-				ORDER BY rn, next_attempt_at, event_id
-				LIMIT ?5 + 0
-			)`, p.LeaseToken, micros(p.LeaseUntil), now, p.PerStore, p.Limit, caps, most)
-		if err != nil {
-			return mapErr(err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			jobs = nil
-			return mapErr(err)
-		}
-		jobs, err = leasedJobs(ctx, w, q.db.codec, p.LeaseToken)
-		return err
-	})
-	return jobs, err
-}
+// claimDueQuery leases the deliveries a claim takes (see
+// core.SQL.DeliveryClaimDue).
+//
+// Each store gets at most its cap of leases at once (PerStore, or
+// its own when StoreCaps lists it), counting the ones already out,
+// so one slow receiver cannot take every worker.
+// The work is bounded whatever the backlog: the stores with pending
+// deliveries are found by skipping through the by-store index (one
+// seek per store), a store at its cap is passed over, and each other
+// store gives at most its cap of its earliest due deliveries. The
+// stores take turns: every store's first due delivery comes before
+// any store's second, so a store with a backlog cannot fill a claim
+// while another has one delivery due.
+//
+// The limits are written "?7 + 0" and "?5 + 0", not as bare
+// parameters: SQLite plans a LIMIT of a bare parameter with its
+// value and prepares the statement again whenever the value
+// changes, and the dispatcher's limit (its free slots) changes
+// from one claim to the next. Preparing this statement cost more
+// than running it.
+const claimDueQuery = `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
+	WHERE event_id IN (
+		WITH RECURSIVE pending_stores(store_id) AS (
+			SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due WHERE status = 'pending'
+			UNION ALL
+			SELECT (SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due
+				WHERE status = 'pending' AND store_id > pending_stores.store_id)
+			FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
+		), leased AS (
+			SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
+			WHERE lease_token <> '' AND lease_until > ?3 AND status = 'pending'
+			GROUP BY store_id
+		), caps(store_id, cap) AS MATERIALIZED (
+			SELECT value ->> 's', value ->> 'c' FROM json_each(?6)
+		), room AS (
+			SELECT ps.store_id, coalesce(k.cap, ?4) - coalesce(l.n, 0) AS n
+			FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
+			LEFT JOIN caps k ON k.store_id = ps.store_id
+			WHERE ps.store_id IS NOT NULL
+		), candidates AS (
+			SELECT d.event_id, d.next_attempt_at, r.n,
+				row_number() OVER (PARTITION BY d.store_id ORDER BY d.next_attempt_at, d.event_id) AS rn
+			FROM room r
+			JOIN deliveries d ON d.event_id IN (
+				SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
+				WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
+				ORDER BY next_attempt_at, event_id LIMIT ?7 + 0)
+			WHERE r.n > 0
+		)
+		SELECT event_id FROM candidates WHERE rn <= n
+		ORDER BY rn, next_attempt_at, event_id
+		LIMIT ?5 + 0
+	)`
 
 // storeCaps returns p.StoreCaps as the JSON array the claim reads, and the
-// highest cap of the claim.
-func storeCaps(p storage.DeliveryClaimParams) (string, int, error) {
+// highest cap of the claim (core.SQL.ClaimCaps).
+func storeCaps(p storage.DeliveryClaimParams) (any, any, error) {
 	most := p.PerStore
 	if len(p.StoreCaps) == 0 {
 		return "[]", most, nil
@@ -261,65 +191,6 @@ func storeCaps(p storage.DeliveryClaimParams) (string, int, error) {
 	}
 	b, err := json.Marshal(caps)
 	return string(b), most, err
-}
-
-// leasedJobs reads the jobs leased under a token, with the store's current
-// webhook URL and secret.
-func leasedJobs(ctx context.Context, w querier, c atrest.Codec, token string) ([]*storage.DeliveryJob, error) {
-	rows, err := w.QueryContext(ctx, `SELECT e.id, e.store_id, e.type, e.body, d.attempts, s.webhook_url, s.webhook_secret
-		FROM deliveries d INDEXED BY deliveries_leased JOIN events e ON e.id = d.event_id JOIN stores s ON s.id = d.store_id
-		WHERE d.lease_token = ? AND d.lease_token <> '' ORDER BY d.next_attempt_at, d.event_id`, token)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	// A claim holds many deliveries of few stores: each store's secret is
-	// opened once.
-	opened := map[[2]string]string{}
-	return collect(rows, func(row interface{ Scan(...any) error }) (*storage.DeliveryJob, error) {
-		j := &storage.DeliveryJob{LeaseToken: token}
-		var sealed string
-		err := row.Scan(&j.EventID, &j.StoreID, &j.Type, &j.Body, &j.Attempts, &j.WebhookURL, &sealed)
-		if err != nil {
-			return j, mapErr(err)
-		}
-		key := [2]string{j.StoreID, sealed}
-		if secret, ok := opened[key]; ok {
-			j.WebhookSecret = secret
-			return j, nil
-		}
-		j.WebhookSecret, err = c.Open(atrest.StoreWebhookSecret, sealed, j.StoreID)
-		if err == nil {
-			opened[key] = j.WebhookSecret
-		}
-		return j, err
-	})
-}
-
-func (q *queries) DeliveryClaimEvent(ctx context.Context, eventID string, p storage.DeliveryClaimParams) (*storage.DeliveryJob, error) {
-	var job *storage.DeliveryJob
-	err := q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_until = ?
-			WHERE event_id = ? AND status = 'pending' AND lease_until <= ?`,
-			p.LeaseToken, micros(p.LeaseUntil), eventID, micros(p.Now))
-		if err != nil {
-			return mapErr(err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return mapErr(err)
-		} else if n == 0 {
-			return storage.ErrNotFound
-		}
-		jobs, err := leasedJobs(ctx, w, q.db.codec, p.LeaseToken)
-		if err != nil {
-			return err
-		}
-		if len(jobs) != 1 {
-			return fmt.Errorf("sqlite: claimed %d deliveries for one event", len(jobs))
-		}
-		job = jobs[0]
-		return nil
-	})
-	return job, err
 }
 
 // recordRow is one result as DeliveryRecord passes it to SQLite, in a JSON
@@ -373,7 +244,7 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		if err != nil {
 			return mapErr(err)
 		}
-		held, err := collect(matched, func(row interface{ Scan(...any) error }) (string, error) {
+		held, err := collect(matched, nil, func(row core.Row) (string, error) {
 			var id string
 			return id, mapErr(row.Scan(&id))
 		})
@@ -424,159 +295,4 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 			eventsJSON, storage.AttemptsKept)
 		return mapErr(err)
 	})
-}
-
-const attemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
-
-func scanAttempt(row interface{ Scan(...any) error }) (*keelpay.DeliveryAttempt, error) {
-	var a keelpay.DeliveryAttempt
-	var started, dur int64
-	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, &started, &dur, &a.StatusCode, &a.Failure, &a.ResponseBody)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	a.StartedAt = fromMicros(started)
-	a.Duration = time.Duration(dur) * time.Microsecond
-	return &a, nil
-}
-
-func (q *queries) DeliveryAttemptList(ctx context.Context, p storage.DeliveryAttemptListParams) ([]*keelpay.DeliveryAttempt, bool, error) {
-	where := "store_id = ? AND event_id = ?"
-	args := []any{p.StoreID, p.EventID}
-	order := "DESC"
-	cursor := p.StartingAfter
-	if p.EndingBefore != "" {
-		order, cursor = "ASC", p.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		err := q.r.QueryRowContext(ctx, `SELECT seq FROM delivery_attempts WHERE store_id = ? AND event_id = ? AND id = ?`,
-			p.StoreID, p.EventID, cursor).Scan(&seq)
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
-		if order == "DESC" {
-			where += " AND seq < ?"
-		} else {
-			where += " AND seq > ?"
-		}
-		args = append(args, seq)
-	}
-	args = append(args, p.Limit+1)
-	rows, err := q.r.QueryContext(ctx, `SELECT `+attemptColumns+` FROM delivery_attempts
-		WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`, args...)
-	if err != nil {
-		return nil, false, mapErr(err)
-	}
-	attempts, err := collect(rows, scanAttempt)
-	if err != nil {
-		return nil, false, err
-	}
-	attempts, hasMore := storage.Page(attempts, p.Limit, order == "ASC")
-	return attempts, hasMore, nil
-}
-
-func (q *queries) DeliveryRedeliver(ctx context.Context, storeID, eventID string, now time.Time) (*keelpay.Event, error) {
-	var e *keelpay.Event
-	err := q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
-			lease_token = '', lease_until = 0 WHERE event_id = ? AND store_id = ?`, micros(now), eventID, storeID)
-		if err != nil {
-			return mapErr(err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return mapErr(err)
-		} else if n == 0 {
-			return storage.ErrNotFound
-		}
-		e, err = scanEvent(w.QueryRowContext(ctx, `SELECT `+eventColumns+`
-			FROM events e JOIN deliveries d ON d.event_id = e.id WHERE e.id = ?`, eventID))
-		return err
-	})
-	return e, err
-}
-
-func (q *queries) DeliveryRedeliverMany(ctx context.Context, p storage.DeliveryRedeliverManyParams) (int, string, error) {
-	var queued int
-	var next string
-	err := q.write(ctx, func(w querier) error {
-		queued, next = 0, ""
-		where := "e.store_id = ? AND d.status = ?"
-		args := []any{p.StoreID, p.Status}
-		if p.Type != "" {
-			where += " AND e.type = ?"
-			args = append(args, p.Type)
-		}
-		if !p.CreatedAfter.IsZero() {
-			where += " AND e.created_at > ?"
-			args = append(args, micros(p.CreatedAfter))
-		}
-		if !p.CreatedBefore.IsZero() {
-			where += " AND e.created_at < ?"
-			args = append(args, micros(p.CreatedBefore))
-		}
-		if p.StartingAfter != "" {
-			var seq int64
-			err := w.QueryRowContext(ctx, `SELECT seq FROM events WHERE store_id = ? AND id = ?`, p.StoreID, p.StartingAfter).Scan(&seq)
-			if err != nil {
-				return mapErr(err)
-			}
-			where += " AND e.seq > ?"
-			args = append(args, seq)
-		}
-		from := ` FROM events e JOIN deliveries d ON d.event_id = e.id WHERE ` + where
-		// The last event of this call, when at least Limit match.
-		var last int64
-		var lastID string
-		err := w.QueryRowContext(ctx, `SELECT e.seq, e.id`+from+` ORDER BY e.seq LIMIT 1 OFFSET ?`,
-			append(args, p.Limit-1)...).Scan(&last, &lastID)
-		switch err = mapErr(err); err {
-		case nil:
-			var one int
-			err := w.QueryRowContext(ctx, `SELECT 1`+from+` AND e.seq > ? LIMIT 1`, append(args, last)...).Scan(&one)
-			if err = mapErr(err); err == nil {
-				next = lastID
-			} else if err != storage.ErrNotFound {
-				return err
-			}
-			where += " AND e.seq <= ?"
-			args = append(args, last)
-		case storage.ErrNotFound:
-		default:
-			return err
-		}
-		res, err := w.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
-			lease_token = '', lease_until = 0
-			WHERE event_id IN (SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id WHERE `+where+`)`,
-			append([]any{micros(p.Now)}, args...)...)
-		if err != nil {
-			return mapErr(err)
-		}
-		n, err := res.RowsAffected()
-		queued = int(n)
-		return mapErr(err)
-	})
-	return queued, next, err
-}
-
-func (q *queries) DeliveryNextDue(ctx context.Context) (time.Time, error) {
-	// The earliest pending delivery in the due index; when it is leased,
-	// its lease's end. A seek, not a scan: the dispatcher asks often.
-	var next, lease int64
-	err := q.r.QueryRowContext(ctx, `SELECT next_attempt_at, lease_until FROM deliveries INDEXED BY deliveries_due
-		WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`).Scan(&next, &lease)
-	if err != nil {
-		if err = mapErr(err); err == storage.ErrNotFound {
-			return time.Time{}, nil
-		}
-		return time.Time{}, err
-	}
-	return fromMicros(max(next, lease)), nil
-}
-
-func (q *queries) DeliveryCounts(ctx context.Context) (pending, failed int, err error) {
-	// Kept by triggers as deliveries change (status_counts).
-	err = q.r.QueryRowContext(ctx, `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0),
-		coalesce(sum(n) FILTER (WHERE status = 'failed'), 0) FROM status_counts WHERE kind = 'delivery'`).Scan(&pending, &failed)
-	return pending, failed, mapErr(err)
 }

@@ -5,12 +5,10 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // Migrations holds keelpay's schema as numbered SQL files,
@@ -60,22 +58,13 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("sqlite: migrations table: %w", mapErr(err))
 	}
-	names, err := fs.Glob(Migrations, "migration/*.sql")
+	migrations, err := core.Migrations(Migrations)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlite: %w", err)
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		version, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("sqlite: migration %s: bad number", name)
-		}
-		body, err := Migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		if err := applyMigration(ctx, w, version, string(body)); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+	for _, m := range migrations {
+		if err := applyMigration(ctx, w, m.Version, m.Body); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -40,17 +40,3 @@ func (q *queries) RateLimitTake(ctx context.Context, now time.Time, limits ...st
 	})
 	return wait, err
 }
-
-func (q *queries) RateLimitDeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, `DELETE FROM rate_limit_hits WHERE rowid IN (
-			SELECT rowid FROM rate_limit_hits WHERE expires_at <= ? LIMIT ?)`, micros(now), limit)
-		if err != nil {
-			return mapErr(err)
-		}
-		n, err = res.RowsAffected()
-		return mapErr(err)
-	})
-	return int(n), err
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // eventPurgeQuery picks the events that EventDeleteBefore deletes: a walk
@@ -31,61 +33,33 @@ const cardSessionPurgeQuery = `DELETE FROM card_sessions WHERE rowid IN (
 	SELECT rowid FROM card_sessions WHERE status <> 'completed' AND expires_at < ? ORDER BY expires_at LIMIT ?)`
 
 func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	if due, err := q.anyDue(ctx, eventPurgeQuery, micros(before), 1); !due {
-		return 0, err
-	}
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		rows, err := w.QueryContext(ctx, eventPurgeQuery, micros(before), limit)
-		if err != nil {
-			return mapErr(err)
-		}
-		ids, err := collect(rows, func(row interface{ Scan(...any) error }) (string, error) {
-			var id string
-			return id, row.Scan(&id)
-		})
-		if err != nil || len(ids) == 0 {
-			n = 0
-			return mapErr(err)
-		}
-		list, err := json.Marshal(ids)
-		if err != nil {
-			return err
-		}
-		for _, del := range []string{eventPurgeAttempts, eventPurgeDeliveries} {
-			if _, err := w.ExecContext(ctx, del, list); err != nil {
-				return mapErr(err)
-			}
-		}
-		res, err := w.ExecContext(ctx, eventPurgeEvents, list)
-		if err != nil {
-			return mapErr(err)
-		}
-		n, err = res.RowsAffected()
-		return mapErr(err)
+	return q.Sweep(ctx, limit, eventPurgeQuery, []any{micros(before), 1}, func(w core.Conn) (int64, error) {
+		return purgeEvents(ctx, w.(*conn).q, before, limit)
 	})
-	return int(n), err
 }
 
-func (q *queries) CardSessionDeleteExpiredBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	if due, err := q.anyDue(ctx, `SELECT 1 FROM card_sessions WHERE status <> 'completed' AND expires_at < ? LIMIT 1`,
-		micros(before)); !due {
+// purgeEvents deletes at most limit of the events eventPurgeQuery picks.
+func purgeEvents(ctx context.Context, w querier, before time.Time, limit int) (int64, error) {
+	rows, err := w.QueryContext(ctx, eventPurgeQuery, micros(before), limit)
+	ids, err := collect(rows, err, func(row core.Row) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	})
+	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	var n int64
-	err := q.write(ctx, func(w querier) error {
-		res, err := w.ExecContext(ctx, cardSessionPurgeQuery, micros(before), limit)
-		if err != nil {
-			return mapErr(err)
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return 0, err
+	}
+	for _, del := range []string{eventPurgeAttempts, eventPurgeDeliveries} {
+		if _, err := w.ExecContext(ctx, del, list); err != nil {
+			return 0, err
 		}
-		n, err = res.RowsAffected()
-		return mapErr(err)
-	})
-	return int(n), err
+	}
+	res, err := w.ExecContext(ctx, eventPurgeEvents, list)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

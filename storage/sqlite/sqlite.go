@@ -12,12 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/internal/atrest"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // Config configures Open. The zero value of every field but Keyring and
@@ -89,7 +87,7 @@ type DB struct {
 	wc      connQuerier // statements prepared on wconn
 	rc      *stmtCache
 	cfg     Config
-	codec   atrest.Codec
+	records core.Records // the mapping of rows, with the keyring's codec
 	reqs    chan *txRequest
 	closing chan struct{}
 	done    chan struct{}
@@ -158,7 +156,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		w:       w,
 		r:       r,
 		cfg:     cfg,
-		codec:   codec,
+		records: core.Records{D: dialect{}, Codec: codec},
 		reqs:    make(chan *txRequest),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -172,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.wconn = wconn
 	db.wc = connQuerier{conn: wconn, stmts: map[string]*sql.Stmt{}}
 	db.rc = &stmtCache{db: r}
-	db.queries = &queries{db: db, r: poolQuerier{db.rc}}
+	db.queries = newQueries(db, poolQuerier{db.rc}, nil)
 	db.epochKey = epochKey(cfg.Path)
 	db.epoch = acquireEpoch(db.epochKey)
 	go db.writeLoop()
@@ -216,27 +214,6 @@ func (db *DB) Close() error {
 	db.rc.close()
 	db.wc.close()
 	return errors.Join(db.wconn.Close(), db.r.Close(), db.w.Close())
-}
-
-// mapErr is the one place that looks at driver errors: it maps them to the
-// storage sentinels, wrapping so the detail stays in logs.
-func mapErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return storage.ErrNotFound
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("%w: %v", storage.ErrDuplicate, err)
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_BUSY_SNAPSHOT, sqlite3.SQLITE_LOCKED:
-			return fmt.Errorf("%w: %v", storage.ErrConflict, err)
-		}
-	}
-	return err
 }
 
 // inTxKey marks the context of a transaction's fn, so that a nested
@@ -360,7 +337,7 @@ func (db *DB) commitBatch(batch []*txRequest) {
 		finish(mapErr(err))
 		return
 	}
-	q := &queries{db: db, r: w, w: w}
+	q := newQueries(db, w, w)
 	ok := 0
 	for _, req := range batch {
 		if err := req.ctx.Err(); err != nil {
@@ -416,13 +393,24 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// queries implements storage.Executor. Outside a transaction r is the
-// reader pool and w is nil: writes then run in a transaction of their own
-// through write. Inside one, both are the transaction.
+// queries implements storage.Executor: the core's queries, on its SQL,
+// and those of this file's package. Outside a transaction r is the reader
+// pool and w is nil: writes then run in a transaction of their own through
+// write. Inside one, both are the transaction.
 type queries struct {
+	core.Queries
 	db *DB
 	r  querier
 	w  querier
+	rc conn // r, for the core
+	wc conn // w, for the core
+}
+
+// newQueries returns the executor on r and w (see queries).
+func newQueries(db *DB, r, w querier) *queries {
+	q := &queries{db: db, r: r, w: w, rc: conn{r}, wc: conn{w}}
+	q.Queries = core.NewQueries(db.records, sqlText, &q.rc, q)
+	return q
 }
 
 // write runs fn with a writable querier: the current transaction, or a new
@@ -436,18 +424,32 @@ func (q *queries) write(ctx context.Context, fn func(w querier) error) error {
 	})
 }
 
-// micros stores a time as unix microseconds; the zero time is 0.
-func micros(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
+// Write implements core.Writer.
+func (q *queries) Write(ctx context.Context, fn func(w core.Conn) error) error {
+	if q.w != nil {
+		return fn(&q.wc)
 	}
-	return t.UnixMicro()
+	return q.db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		return fn(&tx.(*queries).wc)
+	})
 }
 
-// fromMicros is the inverse of micros, in UTC.
-func fromMicros(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
+// WriteStores implements core.Writer: the batch that commits the write
+// moves the store epoch.
+func (q *queries) WriteStores(ctx context.Context, fn func(w core.Conn) error) error {
+	return q.Write(ctx, func(w core.Conn) error {
+		q.db.storesWritten = true
+		return fn(w)
+	})
+}
+
+// InTx implements core.Writer.
+func (q *queries) InTx() bool { return q.w != nil }
+
+// collect scans every row with scan and closes rows; err is the query's.
+func collect[T any](rows *sql.Rows, err error, scan func(core.Row) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, mapErr(err)
 	}
-	return time.UnixMicro(n).UTC()
+	return core.Collect(dialect{}, sqlRows{rows}, nil, scan)
 }

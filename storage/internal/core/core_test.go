@@ -1,0 +1,149 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
+)
+
+// testDialect writes every value as it is, with numbered placeholders.
+type testDialect struct{}
+
+func (testDialect) Name() string                                 { return "test" }
+func (testDialect) Placeholder(n int) string                     { return "?" + strconv.Itoa(n) }
+func (testDialect) Time(t time.Time) any                         { return t }
+func (testDialect) TimeDst(t *time.Time) any                     { return t }
+func (testDialect) Metadata(m map[string]string) (any, error)    { return m, nil }
+func (testDialect) MetadataDst(m *map[string]string) any         { return m }
+func (testDialect) Strings(s []string) (any, error)              { return s, nil }
+func (testDialect) StringsDst(s *[]string) any                   { return s }
+func (testDialect) Voided(v []keelpay.VoidedCharge) (any, error) { return v, nil }
+func (testDialect) VoidedDst(v *[]keelpay.VoidedCharge) any      { return v }
+func (testDialect) LastError(e *keelpay.LastError) (any, error)  { return e, nil }
+func (testDialect) LastErrorDst(e **keelpay.LastError) any       { return e }
+func (testDialect) MapErr(err error) error                       { return MapErr(err, testKind) }
+
+var errNoRows = errors.New("no rows")
+
+func testKind(err error) ErrorKind {
+	if errors.Is(err, errNoRows) {
+		return ErrNoRows
+	}
+	return ErrOther
+}
+
+func columns(list string) []string {
+	var out []string
+	for _, c := range strings.Split(list, ",") {
+		out = append(out, strings.TrimSpace(c))
+	}
+	return out
+}
+
+// The values and destinations of a record follow its column list.
+func TestValuesMatchColumns(t *testing.T) {
+	r := Records{D: testDialect{}}
+	values, err := r.IntentValues(&keelpay.PaymentIntent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		columns string
+		n       int
+	}{
+		{"intent", IntentColumns, len(values)},
+		{"intent destinations", IntentColumns, intentColumnCount},
+		{"card", CardColumns, len(r.CardValues(&keelpay.Card{}))},
+		{"store", StoreColumns, len(r.StoreValues(&keelpay.Store{}))},
+		{"attempt check", AttemptCheckColumns, len(r.AttemptCheckValues(&storage.AttemptCheck{}))},
+	} {
+		if got := len(columns(c.columns)); got != c.n {
+			t.Errorf("%s: %d columns, %d values", c.name, got, c.n)
+		}
+	}
+}
+
+// The update of an intent sets every column but its identity, creation
+// and client secret, and finds the row by id, store and version.
+func TestIntentUpdate(t *testing.T) {
+	u := newIntentUpdate(testDialect{})
+	if want := intentColumnCount - 4; len(u.keep) != want {
+		t.Fatalf("keeps %d values, want %d", len(u.keep), want)
+	}
+	set, where, ok := strings.Cut(u.sql, "WHERE")
+	if !ok || strings.TrimSpace(where) != "id = ?1 AND store_id = ?2 AND version = ?"+strconv.Itoa(3+len(u.keep)) {
+		t.Fatalf("update: %s", u.sql)
+	}
+	set = strings.TrimPrefix(strings.TrimSpace(set), "UPDATE payment_intents SET ")
+	for _, a := range strings.Split(set, ",") {
+		switch col, _, _ := strings.Cut(strings.TrimSpace(a), " = "); col {
+		case "id", "store_id", "created_at", "client_secret":
+			t.Errorf("sets %s", col)
+		}
+	}
+}
+
+func TestStandardFillsOnlyWhatIsUnset(t *testing.T) {
+	s := &SQL{CardGet: "mine"}
+	s.Standard(testDialect{})
+	if s.CardGet != "mine" {
+		t.Errorf("CardGet overwritten: %s", s.CardGet)
+	}
+	if !strings.HasPrefix(s.IntentGet, "SELECT "+IntentColumns) || s.intentUpdate == nil {
+		t.Errorf("IntentGet: %s", s.IntentGet)
+	}
+	if want := "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"; !strings.Contains(s.AttemptCheckInsert, want) {
+		t.Errorf("AttemptCheckInsert: %s", s.AttemptCheckInsert)
+	}
+}
+
+func TestMapErr(t *testing.T) {
+	if MapErr(nil, testKind) != nil {
+		t.Error("nil mapped")
+	}
+	if got := MapErr(fmt.Errorf("scan: %w", errNoRows), testKind); got != storage.ErrNotFound {
+		t.Errorf("no rows: %v", got)
+	}
+	other := errors.New("other")
+	if got := MapErr(other, testKind); got != other {
+		t.Errorf("other: %v", got)
+	}
+	transient := MapErr(other, func(error) ErrorKind { return ErrTransient })
+	if !errors.Is(transient, storage.ErrConflict) || !IsTransient(transient) || !errors.Is(transient, other) {
+		t.Errorf("transient: %v", transient)
+	}
+	// Mapping twice changes nothing.
+	if again := MapErr(transient, func(error) ErrorKind { return ErrTransient }); again != transient {
+		t.Errorf("mapped twice: %v", again)
+	}
+	dup := MapErr(other, func(error) ErrorKind { return ErrUnique })
+	if again := MapErr(dup, func(error) ErrorKind { return ErrUnique }); again != dup || !errors.Is(dup, storage.ErrDuplicate) {
+		t.Errorf("duplicate: %v, %v", dup, again)
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	fsys := fstest.MapFS{
+		"migration/010_ten.sql": {Data: []byte("ten")},
+		"migration/002_two.sql": {Data: []byte("two")},
+		"migration/README":      {Data: []byte("not a migration")},
+	}
+	got, err := Migrations(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Version != 2 || got[0].Body != "two" || got[1].Version != 10 || got[1].Name != "migration/010_ten.sql" {
+		t.Errorf("migrations: %+v", got)
+	}
+	if _, err := Migrations(fstest.MapFS{"migration/x_bad.sql": {}}); err == nil {
+		t.Error("a file without a number is a migration")
+	}
+}
