@@ -145,15 +145,18 @@ PY
 # counter URL NAME: a counter of the server's /metrics.
 counter() { curl -sf "$1/metrics" | awk -v n="$2" '$1 == n { printf "%d\n", $2 }'; }
 # pay URL SK CARD CUR [idem]: payments/s, p99 ms, and the write
-# transactions and commits the server's database made per payment during
-# the run (the payment's deliveries, made meanwhile, included).
+# transactions, commits and round trips to a database server the server
+# made per payment during the run (the payment's deliveries, made
+# meanwhile, included).
 pay() {
-  local t0 c0
+  local t0 c0 r0
   t0=$(counter "$1" keelpay_storage_transactions_total); c0=$(counter "$1" keelpay_storage_commits_total)
+  r0=$(counter "$1" keelpay_storage_round_trips_total)
   wrk -t2 -c"$CONN" -d"$DUR" --latency -s bench/pay.lua "$1" -- "$2" "$3" "$4" "${5:-}" >"$work/pay.txt"
   tail -n1 "$work/pay.txt" | awk -v t="$(( $(counter "$1" keelpay_storage_transactions_total) - t0 ))" \
     -v c="$(( $(counter "$1" keelpay_storage_commits_total) - c0 ))" \
-    '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; n = $2 > 0 ? $2 : 1; printf "%.0f %.1f %.2f %.2f\n", $2 / $6, $8, t / n, c / n }'
+    -v r="$(( $(counter "$1" keelpay_storage_round_trips_total) - r0 ))" \
+    '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; n = $2 > 0 ? $2 : 1; printf "%.0f %.1f %.2f %.2f %.2f\n", $2 / $6, $8, t / n, c / n, r / n }'
 }
 # quiet waits until the receiver has had no request for 1.5 seconds.
 quiet() {
@@ -219,10 +222,10 @@ for r in $(seq 1 "$ROUNDS"); do
   rec sq_get $r $v; rec sq_get_p99 $r $p; rec sq_get_cpu $r "$(cpuper $SQ_PID $c0 $v)"
   read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/post.lua "http://$AN")"
   rec anchor_post $r $v; rec anchor_post_p99 $r $p
-  read -r v p x y <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
+  read -r v p x y z <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
   rec sq_pay $r $v; rec sq_pay_p99 $r $p; rec sq_pay_tx $r $x; rec sq_pay_commits $r $y
   ( sleep $(( ${DUR%s} / 2 + 1 )); rss $SQ_PID >"$work/rss_load" ) &
-  read -r v p x y <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR" idem)"
+  read -r v p x y z <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR" idem)"
   rec sq_pay_idem $r $v; rec sq_pay_idem_p99 $r $p; rec sq_pay_idem_tx $r $x; rec sq_pay_idem_commits $r $y
   rec rss_load $r "$(cat "$work/rss_load" 2>/dev/null || echo 0)"
   quiet
@@ -236,8 +239,8 @@ for r in $(seq 1 "$ROUNDS"); do
   rec sq_lat_rate $r $v; rec sq_lat_p99 $r $p
   v=$(PGOPTIONS="-c search_path=$pgb" pgbench -N -c 8 -j 2 -T "${DUR%s}" "$PG" 2>/dev/null | awk '/^tps/{print int($3)}')
   rec pgbench $r $v
-  read -r v p x y <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
-  rec pg_pay_idem $r $v; rec pg_pay_idem_p99 $r $p; rec pg_pay_idem_tx $r $x
+  read -r v p x y z <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
+  rec pg_pay_idem $r $v; rec pg_pay_idem_p99 $r $p; rec pg_pay_idem_tx $r $x; rec pg_pay_idem_rt $r $z
   rec pg_metrics $r "$(mtime "$PGS")"
   read -r v n w <<<"$(drain "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR")"
   rec pg_drain $r $v; rec pg_backlog $r $n; rec pg_wake $r $w
@@ -333,8 +336,8 @@ out.append("| complete payments on SQLite (create + confirm, saved card, event c
     rng("sq_pay"), rng("sq_pay_p99", "{:.1f}"), rng("sq_pay_tx", "{:.2f}"), rng("sq_pay_commits", "{:.2f}"), rng("anchor_post"), ratio("sq_pay", "anchor_post")))
 out.append("| the same with an `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s write transactions in %s commits per payment | the same without, above | %s of the insert; %s of without |" % (
     rng("sq_pay_idem"), rng("sq_pay_idem_p99", "{:.1f}"), rng("sq_pay_idem_tx", "{:.2f}"), rng("sq_pay_idem_commits", "{:.2f}"), ratio("sq_pay_idem", "anchor_post"), ratio("sq_pay_idem", "sq_pay")))
-out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s commits per payment, its delivery included | `pgbench -N -c8 -j2` %s tps | %s |" % (
-    rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pg_pay_idem_tx", "{:.2f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
+out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s commits and %s round trips per payment, its delivery included | `pgbench -N -c8 -j2` %s tps | %s |" % (
+    rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pg_pay_idem_tx", "{:.2f}"), rng("pg_pay_idem_rt", "{:.1f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
 out.append("| one store's webhook backlog drained, server defaults, SQLite | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | |" % (rng("sq_drain"), rng("sq_backlog"), rng("sq_wake")))
 out.append("| the same on PostgreSQL | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | %s of SQLite |" % (rng("pg_drain"), rng("pg_backlog"), rng("pg_wake"), ratio("pg_drain", "sq_drain")))
 out.append("| a payment's webhook: confirm answered → `payment_intent.succeeded` received, SQLite, %s payments with 32 in flight (`bench/webhooklatency`) | p99 %s ms at %s payments/s | | |" % (

@@ -161,6 +161,10 @@ func registerStorageStats(reg prometheus.Registerer, db storage.Storage) error {
 			Name: "keelpay_storage_commits_total",
 			Help: "Commits made by the storage adapter; a commit may hold several transactions.",
 		}, func() float64 { return float64(sdb.Stats().Commits) })),
+		reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "keelpay_storage_round_trips_total",
+			Help: "Requests sent to the database server and waited for (statements, pipelines, commits, rollbacks); 0 on SQLite.",
+		}, func() float64 { return float64(sdb.Stats().RoundTrips) })),
 	)
 }
 

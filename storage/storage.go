@@ -63,6 +63,11 @@ type Stats struct {
 	// disk: fewer than Transactions where the adapter commits several
 	// transactions together.
 	Commits int64
+	// RoundTrips is the requests the adapter sent to a database server
+	// and waited for the answer of: a statement, a pipeline of
+	// statements, a commit or a rollback each. 0 for an embedded
+	// database, which has no server.
+	RoundTrips int64
 }
 
 // Page finishes a list query for an adapter. The adapter fetches limit+1

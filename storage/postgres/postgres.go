@@ -152,6 +152,7 @@ type DB struct {
 	schema  string       // the schema the tables are in; it scopes advisory locks
 	records core.Records // the mapping of rows, with the keyring's codec
 	txs     atomic.Int64 // write transactions committed
+	trips   atomic.Int64 // round trips to the server (see counted)
 
 	listener storeListener // see StoreEpoch
 }
@@ -159,10 +160,12 @@ type DB struct {
 var _ storage.Storage = (*DB)(nil)
 
 // Stats returns the write transactions committed since Open; each is a
-// commit of its own (PostgreSQL may flush several commits at once).
+// commit of its own (PostgreSQL may flush several commits at once). Round
+// trips count the statements, batches, commits and rollbacks of storage
+// calls, not those of migrations, pings or the store-change listener.
 func (db *DB) Stats() storage.Stats {
 	n := db.txs.Load()
-	return storage.Stats{Transactions: n, Commits: n}
+	return storage.Stats{Transactions: n, Commits: n, RoundTrips: db.trips.Load()}
 }
 
 // Open connects to the database, applies the migrations it has not seen
@@ -548,7 +551,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 		// BEGIN goes with the first statement (lazyTx). After a commit
 		// the rollback does nothing; after an error or a panic in fn it
 		// rolls back.
-		tx := &lazyTx{conn: conn}
+		tx := &lazyTx{conn: conn, trips: &db.trips}
 		defer tx.rollback(context.WithoutCancel(ctx))
 		q := newQueries(db, tx, true)
 		// A transaction that wrote a store moves the store epoch once it
@@ -618,6 +621,7 @@ type queries struct {
 
 // newQueries returns the executor on q, a transaction's when inTx.
 func newQueries(db *DB, q querier, inTx bool) *queries {
+	q = counted{q, &db.trips}
 	x := &queries{db: db, q: q, c: conn{q}, inTx: inTx}
 	x.Queries = core.NewQueries(db.records, sqlText, &x.c, x)
 	return x

@@ -458,3 +458,44 @@ func TestRecordPassesOverADeliveryAPausedClaimHolds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, keelpay.DeliveryPending, got.Delivery.Status, "x is the paused process's now")
 }
+
+// TestRoundTripsAreCounted checks Stats().RoundTrips, the figure the
+// benchmarks divide by payments: a read is one; a transaction's BEGIN
+// travels with its first statement, so two statements and the COMMIT are
+// three; a transaction that fails rolls back in one more.
+func TestRoundTripsAreCounted(t *testing.T) {
+	t.Parallel()
+	db := postgrestest.NewDB(t)
+	ctx := context.Background()
+	s := storagetest.NewStoreRecord(t0)
+	require.NoError(t, db.StoreInsert(ctx, s))
+	trips := func(fn func()) int64 {
+		before := db.Stats().RoundTrips
+		fn()
+		return db.Stats().RoundTrips - before
+	}
+	require.Equal(t, int64(1), trips(func() {
+		_, err := db.StoreGetByID(ctx, s.ID)
+		require.NoError(t, err)
+	}))
+	require.Equal(t, int64(3), trips(func() {
+		require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			got, err := tx.StoreGetByID(ctx, s.ID)
+			if err != nil {
+				return err
+			}
+			got.WebhookURL += "/v2"
+			return tx.StoreUpdate(ctx, got, got.Version)
+		}))
+	}))
+	require.Equal(t, int64(2), trips(func() {
+		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			stale := *s
+			return tx.StoreUpdate(ctx, &stale, 1000)
+		})
+		require.ErrorIs(t, err, storage.ErrConflict)
+	}))
+	require.Zero(t, trips(func() {
+		require.NoError(t, db.WithTx(ctx, func(context.Context, storage.Executor) error { return nil }))
+	}), "a transaction that made no statement sends nothing")
+}

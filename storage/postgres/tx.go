@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -16,8 +17,10 @@ import (
 //
 // It is used by one goroutine, like a pgx.Tx.
 type lazyTx struct {
-	conn *pgxpool.Conn
-	tx   pgx.Tx // nil until the first statement
+	conn      *pgxpool.Conn
+	tx        pgx.Tx        // nil until the first statement
+	committed bool          // commit was sent
+	trips     *atomic.Int64 // counts COMMIT and ROLLBACK (see counted)
 }
 
 var _ querier = (*lazyTx)(nil)
@@ -105,15 +108,46 @@ func (t *lazyTx) commit(ctx context.Context) (begun bool, err error) {
 	if t.tx == nil {
 		return false, nil
 	}
+	t.trips.Add(1)
+	t.committed = true
 	return true, t.tx.Commit(ctx)
 }
 
 // rollback rolls back a transaction that began and was not committed;
 // after a commit it does nothing.
 func (t *lazyTx) rollback(ctx context.Context) {
-	if t.tx != nil {
+	if t.tx != nil && !t.committed {
+		t.trips.Add(1)
 		_ = t.tx.Rollback(ctx)
 	}
+}
+
+// counted is a querier that counts its round trips to the server in n:
+// each statement and each batch is one (a lazyTx's first statement
+// carries its BEGIN along).
+type counted struct {
+	querier
+	n *atomic.Int64
+}
+
+func (c counted) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.n.Add(1)
+	return c.querier.Exec(ctx, sql, args...)
+}
+
+func (c counted) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	c.n.Add(1)
+	return c.querier.Query(ctx, sql, args...)
+}
+
+func (c counted) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c.n.Add(1)
+	return c.querier.QueryRow(ctx, sql, args...)
+}
+
+func (c counted) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	c.n.Add(1)
+	return c.querier.SendBatch(ctx, b)
 }
 
 // batchRows closes the batch its rows came from when they are closed.
