@@ -30,17 +30,19 @@ import (
 // ended during the attempt: then nothing is recorded.
 func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (storage.DeliveryResult, bool) {
 	started := d.cfg.Clock.Now()
-	var in Intervention
+	var hold time.Duration
+	var fail string
+	var twice bool
 	if d.cfg.Interceptor != nil {
-		in = d.cfg.Interceptor.Intercept(job, started)
+		hold, fail, twice = d.cfg.Interceptor.Intercept(job, started)
 	}
 	switch {
-	case in.Hold > 0:
+	case hold > 0:
 		// No attempt: the delivery is due again once the hold is over.
 		return storage.DeliveryResult{EventID: job.EventID, LeaseToken: job.LeaseToken,
-			Delivery: keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: started.Add(in.Hold)}}, true
-	case in.Fail != "":
-		return d.result(job, started, 0, keelpay.FailureConnectionError, in.Fail, 0), true
+			Delivery: keelpay.Delivery{Status: keelpay.DeliveryPending, NextAttemptAt: started.Add(hold)}}, true
+	case fail != "":
+		return d.result(job, started, 0, keelpay.FailureConnectionError, fail, 0), true
 	}
 	var span trace.Span
 	if d.tracer != nil {
@@ -49,7 +51,7 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	}
 	wall := time.Now()
 	post := d.post
-	if in.Twice {
+	if twice {
 		post = d.postTwice
 	}
 	d.limits.begin(job.StoreID)

@@ -12,24 +12,20 @@ import (
 // (provider/sandbox.WebhookFaults) are one; a production dispatcher has
 // none. Intercept is called concurrently, once per attempt, and must not
 // block.
+//
+// Its answer is three plain values, so that an interceptor needs nothing
+// of this package: the sandbox, below the services, implements it. All
+// zero lets the attempt go as usual; when several are set, hold wins over
+// fail, and fail over twice.
+//   - hold, when positive, makes no attempt: the delivery stays pending,
+//     due again hold after now (by the dispatcher's clock), and keeps no
+//     attempt in its history;
+//   - fail, when not empty, records the attempt as a connection_error with
+//     fail as its response body, without calling the receiver; it is
+//     retried on the usual schedule;
+//   - twice posts an attempt that the receiver accepted a second time:
+//     same webhook-id, same body bytes. The first answer is the one
+//     recorded.
 type Interceptor interface {
-	Intercept(job *storage.DeliveryJob, now time.Time) Intervention
-}
-
-// Intervention is what an Interceptor does to one attempt. The zero value
-// lets the attempt go as usual. When several fields are set, Hold wins
-// over Fail, and Fail over Twice.
-type Intervention struct {
-	// Hold, when positive, makes no attempt: the delivery stays pending,
-	// due again Hold after now (by the dispatcher's clock), and keeps no
-	// attempt in its history.
-	Hold time.Duration
-	// Fail, when not empty, records the attempt as a connection_error
-	// with Fail as its response body, without calling the receiver; it is
-	// retried on the usual schedule.
-	Fail string
-	// Twice posts an attempt that the receiver accepted a second time:
-	// same webhook-id, same body bytes. The first answer is the one
-	// recorded.
-	Twice bool
+	Intercept(job *storage.DeliveryJob, now time.Time) (hold time.Duration, fail string, twice bool)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -142,10 +141,10 @@ func (f Faults) roll(kind string, job *storage.DeliveryJob, share float64) bool 
 // Intercept applies the store's faults to an attempt that is about to be
 // made: a hold (reorder or delay) of an event's first attempt, a failure
 // without calling the receiver, or a success sent twice.
-func (w *WebhookFaults) Intercept(job *storage.DeliveryJob, _ time.Time) events.Intervention {
+func (w *WebhookFaults) Intercept(job *storage.DeliveryJob, _ time.Time) (hold time.Duration, fail string, twice bool) {
 	v, found := w.faults.Load(job.StoreID)
 	if !found {
-		return events.Intervention{}
+		return 0, "", false
 	}
 	f := v.(Faults)
 	// Holds apply to an event's first attempt only, once: a held delivery
@@ -162,12 +161,12 @@ func (w *WebhookFaults) Intercept(job *storage.DeliveryJob, _ time.Time) events.
 			}
 			if wait > 0 {
 				w.held.Store(job.EventID, struct{}{})
-				return events.Intervention{Hold: wait}
+				return wait, "", false
 			}
 		}
 	}
 	if f.roll("fail", job, f.Fail) {
-		return events.Intervention{Fail: FailedBody}
+		return 0, FailedBody, false
 	}
-	return events.Intervention{Twice: f.roll("duplicate", job, f.Duplicate)}
+	return 0, "", f.roll("duplicate", job, f.Duplicate)
 }
