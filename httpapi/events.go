@@ -74,7 +74,7 @@ func requireNoBody(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return obj.checkUnknown()
+	return obj.CheckUnknown()
 }
 
 func (a *api) webhookTest(w http.ResponseWriter, r *http.Request, c caller) {
@@ -229,7 +229,7 @@ func (a *api) listAttempts(w http.ResponseWriter, r *http.Request, c caller) {
 func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	obj, err := readObject(w, r, true)
 	if err == nil {
-		err = obj.checkUnknown("status", "type", "created_after", "created_before", "starting_after")
+		err = obj.CheckUnknown("status", "type", "created_after", "created_before", "starting_after")
 	}
 	if err != nil {
 		a.writeError(w, r, err)
@@ -237,21 +237,21 @@ func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) 
 	}
 	p := events.RedeliverManyParams{StoreID: c.store.ID}
 	var status, typ string
-	f := obj.fields()
-	f.str("status", false, &status, nil)
-	f.str("type", false, &typ, nil)
-	f.timestamp("created_after", &p.CreatedAfter)
-	f.timestamp("created_before", &p.CreatedBefore)
-	f.str("starting_after", false, &p.StartingAfter, nil)
-	if f.err != nil {
-		a.writeError(w, r, f.err)
+	f := obj.Decoder()
+	f.Str("status", false, &status)
+	f.Str("type", false, &typ)
+	f.Timestamp("created_after", &p.CreatedAfter)
+	f.Timestamp("created_before", &p.CreatedBefore)
+	f.Str("starting_after", false, &p.StartingAfter)
+	if err := f.Err(); err != nil {
+		a.writeError(w, r, err)
 		return
 	}
 	p.Status, p.Type = keelpay.DeliveryStatus(status), keelpay.EventType(typ)
-	if _, ok := f.raw("status"); ok && status == "" {
+	if f.Form().Sent("status") && status == "" {
 		p.Status = "invalid"
 	}
-	if _, ok := f.raw("type"); ok && typ == "" {
+	if f.Form().Sent("type") && typ == "" {
 		a.writeError(w, r, keelpay.InvalidRequest("type", "invalid_type", "type must be one of the event types."))
 		return
 	}

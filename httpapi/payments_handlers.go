@@ -15,20 +15,13 @@ import (
 // sees the same objects without it.
 
 func (a *api) createCardSession(w http.ResponseWriter, r *http.Request, c caller) {
-	obj, err := readObject(w, r, false)
+	body, err := readBody(w, r)
+	var p payments.CardSessionParams
 	if err == nil {
-		err = obj.checkUnknown("customer", "page_origins")
+		p, err = payments.DecodeCardSessionParams(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)
-		return
-	}
-	var p payments.CardSessionParams
-	f := obj.fields()
-	f.customer(&p.Customer)
-	f.pageOrigins(true, &p.PageOrigins)
-	if f.err != nil {
-		a.writeError(w, r, f.err)
 		return
 	}
 	p.Idempotency = c.key
@@ -50,20 +43,13 @@ func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
 }
 
 func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
-	obj, err := readObject(w, r, false)
+	body, err := readBody(w, r)
+	var p payments.CaptureParams
 	if err == nil {
-		err = obj.checkUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name")
+		p, err = payments.DecodeCaptureParams(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)
-		return
-	}
-	var p payments.CaptureParams
-	f := obj.fields()
-	f.str("client_secret", true, &p.ClientSecret, check.ClientSecret)
-	f.card(&p.Card, a.cfg.Clock.Now())
-	if f.err != nil {
-		a.writeError(w, r, f.err)
 		return
 	}
 	card, err := a.cfg.Payments.CaptureCard(r.Context(), c.store, r.PathValue("id"), p)
@@ -84,31 +70,13 @@ func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
 }
 
 func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
-	obj, err := readObject(w, r, false)
+	body, err := readBody(w, r)
+	var p payments.IntentParams
 	if err == nil {
-		err = obj.checkUnknown("amount", "currency", "customer", "description", "reference", "metadata",
-			"billing", "page_origins", "payment_method")
+		p, err = payments.DecodeIntentParams(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)
-		return
-	}
-	var p payments.IntentParams
-	f := obj.fields()
-	f.integer("amount", true, &p.Amount, check.Amount)
-	f.str("currency", true, &p.Currency, func(s string) error {
-		_, err := check.Currency(s, c.store.Currency)
-		return err
-	})
-	f.customer(&p.Customer)
-	f.str("description", false, &p.Description, check.Description)
-	f.str("reference", false, &p.Reference, check.Reference)
-	f.metadata(&p.Metadata)
-	f.billing(&p.Billing)
-	f.pageOrigins(false, &p.PageOrigins)
-	f.str("payment_method", false, &p.PaymentMethod, check.PaymentMethod)
-	if f.err != nil {
-		a.writeError(w, r, f.err)
 		return
 	}
 	p.Idempotency = c.key
@@ -184,35 +152,13 @@ func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
 // Both may give billing. A failed attempt is still 200: it is in
 // last_error.
 func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
-	obj, err := readObject(w, r, true)
+	body, err := readBody(w, r)
+	var p payments.ConfirmParams
 	if err == nil {
-		if c.publishable {
-			err = obj.checkUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name", "payment_method", "billing")
-		} else {
-			err = obj.checkUnknown("payment_method", "billing")
-		}
+		p, err = payments.DecodeConfirmParams(body, c.publishable)
 	}
 	if err != nil {
 		a.writeError(w, r, err)
-		return
-	}
-	var p payments.ConfirmParams
-	f := obj.fields()
-	if c.publishable {
-		f.str("client_secret", true, &p.ClientSecret, check.ClientSecret)
-		if _, saved := f.raw("payment_method"); saved {
-			f.savedCardOnly()
-			f.str("payment_method", true, &p.PaymentMethod, check.PaymentMethod)
-		} else {
-			p.Card = &payments.NewCard{}
-			f.card(p.Card, a.cfg.Clock.Now())
-		}
-	} else {
-		f.str("payment_method", false, &p.PaymentMethod, check.PaymentMethod)
-	}
-	f.billing(&p.Billing)
-	if f.err != nil {
-		a.writeError(w, r, f.err)
 		return
 	}
 	p.Idempotency = c.key
@@ -227,17 +173,23 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	obj, err := readObject(w, r, true)
 	if err == nil {
-		err = obj.checkUnknown("cancellation_reason")
+		err = obj.CheckUnknown("cancellation_reason")
 	}
 	if err != nil {
 		a.writeError(w, r, err)
 		return
 	}
+	// The service judges the reason, and takes an empty one for the
+	// default; sent empty, it is judged here, as the value it is.
 	var reason string
-	f := obj.fields()
-	f.str("cancellation_reason", false, &reason, check.CancellationReason)
-	if f.err != nil {
-		a.writeError(w, r, f.err)
+	f := obj.Decoder()
+	f.Str("cancellation_reason", false, &reason)
+	err = f.Err()
+	if err == nil && reason == "" && f.Form().Sent("cancellation_reason") {
+		err = check.CancellationReason(reason)
+	}
+	if err != nil {
+		a.writeError(w, r, err)
 		return
 	}
 	pi, err := a.cfg.Payments.CancelIntent(r.Context(), c.store, r.PathValue("id"), reason, c.key)

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/refunds"
 )
 
@@ -17,25 +16,13 @@ func (a *api) refundRoutes() []route {
 }
 
 func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
-	obj, err := readObject(w, r, false)
+	body, err := readBody(w, r)
+	var p refunds.Params
+	if err == nil {
+		p, err = refunds.DecodeParams(body)
+	}
 	if err != nil {
 		a.writeError(w, r, err)
-		return
-	}
-	// amount is not accepted: a refund is always the whole amount.
-	if err := obj.checkUnknown("payment_intent", "reason", "metadata"); err != nil {
-		a.writeError(w, r, err)
-		return
-	}
-	var p refunds.Params
-	f := obj.fields()
-	f.str("payment_intent", true, &p.PaymentIntent, check.RefundIntent)
-	// reason has no "missing" code: absent is 0 characters, invalid_reason.
-	f.str("reason", false, &p.Reason, nil)
-	f.check(check.RefundReason(p.Reason))
-	f.metadata(&p.Metadata)
-	if f.err != nil {
-		a.writeError(w, r, f.err)
 		return
 	}
 	p.Idempotency = c.key

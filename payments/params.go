@@ -6,6 +6,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/check"
+	"github.com/keelpay/keelpay/internal/wire"
 	"github.com/keelpay/keelpay/provider"
 )
 
@@ -19,20 +20,53 @@ type CardSessionParams struct {
 	// change records its progress on the key and stores its answer with
 	// it (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
+
+	form *wire.Form // set by the Decode function of the params
 }
 
 // Validate checks the fields in the decided order (customer, page_origins)
 // and makes them canonical.
 func (p *CardSessionParams) Validate() error {
-	if err := check.Customer(p.Customer); err != nil {
+	v := check.In(p.form)
+	validateCustomer(v, &p.Customer)
+	var origins []string
+	v.Required("page_origins", func() (err error) {
+		origins, err = check.PageOrigins(p.PageOrigins)
 		return err
-	}
-	origins, err := check.PageOrigins(p.PageOrigins)
-	if err != nil {
+	})
+	if err := v.Err(); err != nil {
 		return err
 	}
 	p.PageOrigins = origins
 	return nil
+}
+
+// validateCustomer checks the customer and its four fields, in order; a
+// customer with no field set is missing_customer.
+func validateCustomer(v *check.Fields, c *keelpay.Customer) {
+	if !v.Object("customer", *c == (keelpay.Customer{}), true) {
+		return
+	}
+	v.Required("customer.id", func() error { return check.CustomerID(c.ID) })
+	v.Required("customer.name", func() error { return check.CustomerName(c.Name) })
+	v.Required("customer.email", func() error { return check.CustomerEmail(c.Email) })
+	v.Required("customer.phone", func() error { return check.CustomerPhone(c.Phone) })
+}
+
+// validateBilling checks billing details in order and returns them with
+// the country upper case; nil is no billing.
+func validateBilling(v *check.Fields, b *keelpay.Billing) *keelpay.Billing {
+	if !v.Object("billing", b == nil, false) || b == nil {
+		return nil
+	}
+	out := *b
+	v.Required("billing.country", func() (err error) {
+		out.Country, err = check.BillingCountry(b.Country)
+		return err
+	})
+	v.Optional("billing.state", b.State == "", func() error { return check.BillingState(b.State) })
+	v.Optional("billing.postal_code", b.PostalCode == "", func() error { return check.BillingPostalCode(b.PostalCode) })
+	return &out
 }
 
 // NewCard is a card as the buyer typed it. It goes to the provider and is
@@ -49,25 +83,19 @@ type NewCard struct {
 	digits string // Number's digits, set by validate
 }
 
-// validate checks the card's fields in order at now.
-func (c *NewCard) validate(now time.Time) error {
-	digits, err := check.CardNumber(c.Number)
-	if err != nil {
+// validate checks the card's fields in order at now: number, exp_month,
+// exp_year, cvc, name.
+func (c *NewCard) validate(v *check.Fields, now time.Time) {
+	var digits string
+	v.Required("number", func() (err error) {
+		digits, err = check.CardNumber(c.Number)
 		return err
-	}
-	if err := check.CardExpiry(c.ExpMonth, c.ExpYear, now); err != nil {
-		return err
-	}
-	if err := check.CardCVC(c.CVC, digits); err != nil {
-		return err
-	}
-	if c.Name != "" {
-		if err := check.CardName(c.Name); err != nil {
-			return err
-		}
-	}
+	})
+	v.Required("exp_month", func() error { return check.CardExpMonth(c.ExpMonth) })
+	v.Required("exp_year", func() error { return check.CardExpYear(c.ExpMonth, c.ExpYear, now) })
+	v.Required("cvc", func() error { return check.CardCVC(c.CVC, digits) })
+	v.Optional("name", c.Name == "", func() error { return check.CardName(c.Name) })
 	c.digits = digits
-	return nil
 }
 
 // request is the provider's form of the card.
@@ -87,15 +115,17 @@ type CaptureParams struct {
 	// ClientSecret is the card session's client_secret.
 	ClientSecret string
 	Card         NewCard
+
+	form *wire.Form // set by DecodeCaptureParams
 }
 
 // Validate checks the fields in the decided order (client_secret, number,
 // exp_month, exp_year, cvc, name) at now.
 func (p *CaptureParams) Validate(now time.Time) error {
-	if err := check.ClientSecret(p.ClientSecret); err != nil {
-		return err
-	}
-	return p.Card.validate(now)
+	v := check.In(p.form)
+	v.Required("client_secret", func() error { return check.ClientSecret(p.ClientSecret) })
+	p.Card.validate(v, now)
+	return v.Err()
 }
 
 // IntentParams is the request of a payment intent (docs/api.md).
@@ -116,46 +146,33 @@ type IntentParams struct {
 	// change records its progress on the key and stores its answer with
 	// it (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
+
+	form *wire.Form // set by the Decode function of the params
 }
 
-// Validate checks the fields in the documented order (docs/api.md) against the store's
-// currency and makes them canonical.
+// Validate checks the fields in the documented order (docs/api.md) against
+// the store's currency and makes them canonical.
 func (p *IntentParams) Validate(storeCurrency string) error {
-	if err := check.Amount(p.Amount); err != nil {
+	v := check.In(p.form)
+	v.Required("amount", func() error { return check.Amount(p.Amount) })
+	var currency string
+	v.Required("currency", func() (err error) {
+		currency, err = check.Currency(p.Currency, storeCurrency)
 		return err
-	}
-	currency, err := check.Currency(p.Currency, storeCurrency)
-	if err != nil {
-		return err
-	}
-	if err := check.Customer(p.Customer); err != nil {
-		return err
-	}
-	if err := check.Description(p.Description); err != nil {
-		return err
-	}
-	if p.Reference != "" {
-		if err := check.Reference(p.Reference); err != nil {
-			return err
-		}
-	}
-	if err := check.Metadata(p.Metadata); err != nil {
-		return err
-	}
-	billing, err := check.Billing(p.Billing)
-	if err != nil {
-		return err
-	}
+	})
+	validateCustomer(v, &p.Customer)
+	v.Optional("description", p.Description == "", func() error { return check.Description(p.Description) })
+	v.Optional("reference", p.Reference == "", func() error { return check.Reference(p.Reference) })
+	v.Optional("metadata", len(p.Metadata) == 0, func() error { return check.Metadata(p.Metadata) })
+	billing := validateBilling(v, p.Billing)
 	var origins []string
-	if p.PageOrigins != nil {
-		if origins, err = check.PageOrigins(p.PageOrigins); err != nil {
-			return err
-		}
-	}
-	if p.PaymentMethod != "" {
-		if err := check.PaymentMethod(p.PaymentMethod); err != nil {
-			return err
-		}
+	v.Optional("page_origins", p.PageOrigins == nil, func() (err error) {
+		origins, err = check.PageOrigins(p.PageOrigins)
+		return err
+	})
+	v.Optional("payment_method", p.PaymentMethod == "", func() error { return check.PaymentMethod(p.PaymentMethod) })
+	if err := v.Err(); err != nil {
+		return err
 	}
 	p.Currency, p.Billing, p.PageOrigins = currency, billing, origins
 	return nil
@@ -176,25 +193,22 @@ type ConfirmParams struct {
 	// change records its progress on the key and stores its answer with
 	// it (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
+
+	form *wire.Form // set by the Decode function of the params
 }
 
 // Validate checks the fields at now: client_secret and the card, or
 // payment_method; then billing.
 func (p *ConfirmParams) Validate(now time.Time) error {
+	v := check.In(p.form)
+	v.Optional("client_secret", p.Card == nil && p.ClientSecret == "", func() error { return check.ClientSecret(p.ClientSecret) })
 	if p.Card != nil {
-		if err := check.ClientSecret(p.ClientSecret); err != nil {
-			return err
-		}
-		if err := p.Card.validate(now); err != nil {
-			return err
-		}
-	} else if p.PaymentMethod != "" {
-		if err := check.PaymentMethod(p.PaymentMethod); err != nil {
-			return err
-		}
+		p.Card.validate(v, now)
+	} else {
+		v.Optional("payment_method", p.PaymentMethod == "", func() error { return check.PaymentMethod(p.PaymentMethod) })
 	}
-	billing, err := check.Billing(p.Billing)
-	if err != nil {
+	billing := validateBilling(v, p.Billing)
+	if err := v.Err(); err != nil {
 		return err
 	}
 	p.Billing = billing

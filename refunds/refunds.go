@@ -18,6 +18,7 @@ import (
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/internal/schedule"
+	"github.com/keelpay/keelpay/internal/wire"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -115,18 +116,41 @@ type Params struct {
 	// records its progress on the key and stores its answer with its
 	// outcome (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
+
+	form *wire.Form // set by DecodeParams
 }
 
-// Validate checks the fields in the documented order (docs/api.md) and reports the first
-// failure as 400 invalid_request.
+// DecodeParams decodes the body of a refund request as the HTTP API
+// receives it (nil when empty). It judges the body's shape only: unknown
+// keys first (amount is not one: a refund is always of the whole amount),
+// then payment_intent, reason and metadata, each of its JSON type. The
+// values are judged by Validate, which Send runs, in the same order.
+func DecodeParams(body []byte) (Params, error) {
+	var p Params
+	o, err := wire.Parse(body, false)
+	if err == nil {
+		err = o.CheckUnknown("payment_intent", "reason", "metadata")
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	d.Str("payment_intent", true, &p.PaymentIntent)
+	d.Str("reason", false, &p.Reason)
+	d.StringMap("metadata", &p.Metadata, check.InvalidMetadata)
+	p.form = d.Form()
+	return p, nil
+}
+
+// Validate checks the fields in the documented order (docs/api.md) and
+// reports the first failure as 400 invalid_request. reason has no
+// "missing" code: absent, it is 0 characters, invalid_reason.
 func (p *Params) Validate() error {
-	if err := check.RefundIntent(p.PaymentIntent); err != nil {
-		return err
-	}
-	if err := check.RefundReason(p.Reason); err != nil {
-		return err
-	}
-	return check.Metadata(p.Metadata)
+	v := check.In(p.form)
+	v.Required("payment_intent", func() error { return check.RefundIntent(p.PaymentIntent) })
+	v.Required("reason", func() error { return check.RefundReason(p.Reason) })
+	v.Optional("metadata", len(p.Metadata) == 0, func() error { return check.Metadata(p.Metadata) })
+	return v.Err()
 }
 
 // Result is the outcome of Send.

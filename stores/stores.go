@@ -19,6 +19,7 @@ import (
 	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/providercall"
+	"github.com/keelpay/keelpay/internal/wire"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -142,18 +143,45 @@ type SetupParams struct {
 	// of the store stores its answer with it (see package idempotency).
 	// nil: no key.
 	Idempotency *idempotency.Key
+
+	form *wire.Form // set by DecodeSetupParams
+}
+
+// DecodeSetupParams decodes the body of a setup request as the HTTP API
+// receives it (nil when empty): client_id, client_secret, webhook_url,
+// rotate_webhook_secret and rotate_secret_key. It judges the body's shape
+// only (unknown keys first, then each field's JSON type and presence, in
+// that order); the values are judged by Validate, which Setup runs. The
+// caller sets StoreID, ClientAddr and Idempotency.
+func DecodeSetupParams(body []byte) (SetupParams, error) {
+	var p SetupParams
+	o, err := wire.Parse(body, false)
+	if err == nil {
+		err = o.CheckUnknown("client_id", "client_secret", "webhook_url", "rotate_webhook_secret", "rotate_secret_key")
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	d.Str("client_id", true, &p.ClientID)
+	d.Str("client_secret", true, &p.ClientSecret)
+	d.Str("webhook_url", true, &p.WebhookURL)
+	d.Boolean("rotate_webhook_secret", &p.RotateWebhookSecret)
+	d.Boolean("rotate_secret_key", &p.RotateSecretKey)
+	p.form = d.Form()
+	return p, nil
 }
 
 // Validate checks the fields in the decided order and reports the first
 // failure as 400 invalid_request.
 func (p *SetupParams) Validate(allowInsecureWebhooks bool) error {
-	if err := check.ClientID(p.ClientID); err != nil {
-		return err
-	}
-	if err := check.AppClientSecret(p.ClientSecret); err != nil {
-		return err
-	}
-	return check.WebhookURL(p.WebhookURL, allowInsecureWebhooks)
+	v := check.In(p.form)
+	v.Required("client_id", func() error { return check.ClientID(p.ClientID) })
+	v.Required("client_secret", func() error { return check.AppClientSecret(p.ClientSecret) })
+	v.Required("webhook_url", func() error { return check.WebhookURL(p.WebhookURL, allowInsecureWebhooks) })
+	v.Required("rotate_webhook_secret", nil)
+	v.Required("rotate_secret_key", nil)
+	return v.Err()
 }
 
 // SetupResult is the outcome of a successful setup.

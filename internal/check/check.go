@@ -1,5 +1,6 @@
 // Package check judges the fields of API requests, one function per field,
-// for the HTTP decoders and the services' Validate methods.
+// for the services' Validate methods: the one place where a request's
+// values are judged, whether it came as JSON or as Go values.
 package check
 
 import (
@@ -7,14 +8,79 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/internal/wire"
 )
 
 // The functions judge one request field each and return nil or a 400
-// invalid_request naming the field (details.field, details.code). The HTTP
-// decoder calls them field by field, so that the first failure in the
-// decided order is the one reported, including a wrong JSON type; the
-// Validate methods of the params call the same functions in the same order.
-// Messages name fields, never values. An empty string counts as missing.
+// invalid_request naming the field (details.field, details.code). A
+// Validate method calls them through Fields in the documented order, so
+// that the first failure in that order is the one reported, including a
+// wrong JSON type found by the decoder. Messages name fields, never
+// values. An empty string counts as missing.
+
+// Fields runs the rules of a request's fields in order and keeps the first
+// failure. A request decoded from JSON brings its wire.Form: a field that
+// failed to decode fails in its place, and a field sent empty is judged
+// (an empty reference is invalid), where the same empty field given as a Go
+// value is absent.
+type Fields struct {
+	form *wire.Form
+	err  error
+}
+
+// In starts the checks of a request decoded into form (nil: given as Go
+// values).
+func In(form *wire.Form) *Fields { return &Fields{form: form} }
+
+// Err returns the first failure, or nil. A shape failure whose place no
+// rule visited is still reported.
+func (v *Fields) Err() error {
+	if v.err == nil {
+		return v.form.Err()
+	}
+	return v.err
+}
+
+// Required judges field name with rule (nil: only its shape), also when it
+// is zero: a required field's rule treats empty as missing.
+func (v *Fields) Required(name string, rule func() error) {
+	if v.err != nil {
+		return
+	}
+	if v.err = v.form.ErrAt(name); v.err == nil && rule != nil {
+		v.err = rule()
+	}
+}
+
+// Optional judges field name with rule unless it is absent: zero, and not
+// sent empty in JSON.
+func (v *Fields) Optional(name string, zero bool, rule func() error) {
+	if v.err != nil {
+		return
+	}
+	if v.err = v.form.ErrAt(name); v.err == nil && (!zero || v.form.Sent(name)) {
+		v.err = rule()
+	}
+}
+
+// Object judges an object field's own shape and reports whether its
+// fields are to be judged: not when it is absent (zero and not sent), when
+// an absent required object is missing_<name>.
+func (v *Fields) Object(name string, zero, required bool) bool {
+	if v.err != nil {
+		return false
+	}
+	if v.err = v.form.ErrAt(name); v.err != nil {
+		return false
+	}
+	if zero && !v.form.Sent(name) {
+		if required {
+			v.err = missing(name)
+		}
+		return false
+	}
+	return true
+}
 
 func invalid(field, code, msg string) error { return keelpay.InvalidRequest(field, code, msg) }
 
@@ -77,20 +143,6 @@ func CustomerEmail(s string) error {
 // CustomerPhone checks customer.phone: E.164.
 func CustomerPhone(s string) error {
 	return check(s, "customer.phone", fields.Phone, "customer.phone must be an E.164 number such as +4915112345678.")
-}
-
-// Customer checks all four customer fields, in order; a customer with
-// no field set is missing_customer.
-func Customer(c keelpay.Customer) error {
-	if c == (keelpay.Customer{}) {
-		return missing("customer")
-	}
-	for _, err := range []error{CustomerID(c.ID), CustomerName(c.Name), CustomerEmail(c.Email), CustomerPhone(c.Phone)} {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func check(s, field string, ok func(string) bool, msg string) error {
@@ -173,30 +225,6 @@ func BillingPostalCode(s string) error {
 	return nil
 }
 
-// Billing checks billing details in order and returns them with the
-// country upper case; nil is no billing.
-func Billing(b *keelpay.Billing) (*keelpay.Billing, error) {
-	if b == nil {
-		return nil, nil
-	}
-	out := *b
-	var err error
-	if out.Country, err = BillingCountry(b.Country); err != nil {
-		return nil, err
-	}
-	if b.State != "" {
-		if err := BillingState(b.State); err != nil {
-			return nil, err
-		}
-	}
-	if b.PostalCode != "" {
-		if err := BillingPostalCode(b.PostalCode); err != nil {
-			return nil, err
-		}
-	}
-	return &out, nil
-}
-
 // InvalidPageOrigins is the error of page_origins that are not 1 to 10
 // distinct origins.
 func InvalidPageOrigins() error {
@@ -269,14 +297,11 @@ func CardExpMonth(month int64) error {
 	return nil
 }
 
-// CardExpiry checks exp_year, and the expiry as a whole at now: a
-// four-digit year at most 20 years ahead, not before the end of the month
-// (exp_month is blamed when only the month of the current year has
-// passed).
-func CardExpiry(month, year int64, now time.Time) error {
-	if err := CardExpMonth(month); err != nil {
-		return err
-	}
+// CardExpYear checks exp_year of a card whose exp_month passed
+// CardExpMonth, and the expiry as a whole at now: a four-digit year at most
+// 20 years ahead, not before the end of the month (exp_month is blamed when
+// only the month of the current year has passed).
+func CardExpYear(month, year int64, now time.Time) error {
 	if year < 1000 || year > 9999 || year < int64(now.UTC().Year()) {
 		return InvalidExpiry("exp_year")
 	}

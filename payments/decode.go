@@ -1,0 +1,160 @@
+package payments
+
+import (
+	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/check"
+	"github.com/keelpay/keelpay/internal/wire"
+)
+
+// The decoders of the payment requests as the HTTP API receives them: the
+// JSON body (nil when empty). They judge its shape only: unknown keys
+// first, then the documented fields in the documented order (docs/api.md),
+// each of its JSON type and, when required, present. The values are judged
+// by the params' Validate, which the service runs, in the same order and
+// with what the decoder learnt: a field of the wrong type fails in its
+// place, after a bad value of an earlier field, and a field sent empty is
+// judged as sent.
+
+// DecodeCardSessionParams decodes the body of a card session request.
+func DecodeCardSessionParams(body []byte) (CardSessionParams, error) {
+	var p CardSessionParams
+	o, err := wire.Parse(body, false)
+	if err == nil {
+		err = o.CheckUnknown("customer", "page_origins")
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	decodeCustomer(d, &p.Customer)
+	d.Strings("page_origins", true, &p.PageOrigins, check.InvalidPageOrigins)
+	p.form = d.Form()
+	return p, nil
+}
+
+// DecodeCaptureParams decodes the body of a card capture: client_secret and
+// the new card's fields.
+func DecodeCaptureParams(body []byte) (CaptureParams, error) {
+	var p CaptureParams
+	o, err := wire.Parse(body, false)
+	if err == nil {
+		err = o.CheckUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name")
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	d.Str("client_secret", true, &p.ClientSecret)
+	decodeCard(d, &p.Card)
+	p.form = d.Form()
+	return p, nil
+}
+
+// DecodeIntentParams decodes the body of a payment intent request.
+func DecodeIntentParams(body []byte) (IntentParams, error) {
+	var p IntentParams
+	o, err := wire.Parse(body, false)
+	if err == nil {
+		err = o.CheckUnknown("amount", "currency", "customer", "description", "reference", "metadata",
+			"billing", "page_origins", "payment_method")
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	d.Integer("amount", true, &p.Amount, nil)
+	d.Str("currency", true, &p.Currency)
+	decodeCustomer(d, &p.Customer)
+	d.Str("description", false, &p.Description)
+	d.Str("reference", false, &p.Reference)
+	d.StringMap("metadata", &p.Metadata, check.InvalidMetadata)
+	decodeBilling(d, &p.Billing)
+	d.Strings("page_origins", false, &p.PageOrigins, check.InvalidPageOrigins)
+	d.Str("payment_method", false, &p.PaymentMethod)
+	p.form = d.Form()
+	return p, nil
+}
+
+// DecodeConfirmParams decodes the body of a confirm (an empty body is {}).
+// From the store's server (browser false) it may give payment_method and
+// billing; from the hosted card field (browser true) client_secret and
+// either a saved card (payment_method) or a new card's fields, never both,
+// and billing.
+func DecodeConfirmParams(body []byte, browser bool) (ConfirmParams, error) {
+	var p ConfirmParams
+	o, err := wire.Parse(body, true)
+	if err == nil {
+		if browser {
+			err = o.CheckUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name", "payment_method", "billing")
+		} else {
+			err = o.CheckUnknown("payment_method", "billing")
+		}
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	if browser {
+		d.Str("client_secret", true, &p.ClientSecret)
+		if _, saved := d.Raw("payment_method"); saved {
+			savedCardOnly(d)
+			d.Str("payment_method", true, &p.PaymentMethod)
+		} else {
+			p.Card = &NewCard{}
+			decodeCard(d, p.Card)
+		}
+	} else {
+		d.Str("payment_method", false, &p.PaymentMethod)
+	}
+	decodeBilling(d, &p.Billing)
+	p.form = d.Form()
+	return p, nil
+}
+
+// decodeCustomer decodes the customer object: its own unknown keys (as
+// customer.<key>), then id, name, email and phone, all required.
+func decodeCustomer(d *wire.Decoder, dst *keelpay.Customer) {
+	d.Nested("customer", true, []string{"id", "name", "email", "phone"}, func(g *wire.Decoder) {
+		g.Str("id", true, &dst.ID)
+		g.Str("name", true, &dst.Name)
+		g.Str("email", true, &dst.Email)
+		g.Str("phone", true, &dst.Phone)
+	})
+}
+
+// decodeBilling decodes the optional billing object: country (required),
+// state, postal_code.
+func decodeBilling(d *wire.Decoder, dst **keelpay.Billing) {
+	b := new(keelpay.Billing)
+	if d.Nested("billing", false, []string{"country", "state", "postal_code"}, func(g *wire.Decoder) {
+		g.Str("country", true, &b.Country)
+		g.Str("state", false, &b.State)
+		g.Str("postal_code", false, &b.PostalCode)
+	}) {
+		*dst = b
+	}
+}
+
+// decodeCard decodes a new card's flat fields: number, exp_month,
+// exp_year, cvc, name (the cardholder name, optional). exp_month and
+// exp_year are required integers whose every failure but absence is
+// invalid_expiry (docs/api.md, card capture).
+func decodeCard(d *wire.Decoder, dst *NewCard) {
+	d.Str("number", true, &dst.Number)
+	d.Integer("exp_month", true, &dst.ExpMonth, check.InvalidExpiry)
+	d.Integer("exp_year", true, &dst.ExpYear, check.InvalidExpiry)
+	d.Str("cvc", true, &dst.CVC)
+	d.Str("name", false, &dst.Name)
+}
+
+// savedCardOnly fails a confirm that names a saved card (payment_method)
+// and also carries a new card's fields: it is one or the other.
+func savedCardOnly(d *wire.Decoder) {
+	for _, name := range []string{"number", "exp_month", "exp_year", "cvc", "name"} {
+		if _, ok := d.Raw(name); ok {
+			d.Fail("payment_method", keelpay.InvalidRequest("payment_method", "invalid_payment_method",
+				"Give either payment_method or a new card's fields, not both."))
+			return
+		}
+	}
+}
