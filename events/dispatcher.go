@@ -138,6 +138,18 @@ func (c DispatcherConfig) Validate() error {
 	if c.Storage == nil {
 		errs = append(errs, errors.New("events: DispatcherConfig.Storage is required"))
 	}
+	for _, p := range c.Problems("DispatcherConfig") {
+		errs = append(errs, errors.New("events: "+p))
+	}
+	return errors.Join(errs...)
+}
+
+// Problems returns what is out of range or contradictory in c's tuning
+// fields as they are (Validate applies the defaults first), each message
+// naming its field under name: Validate names c "DispatcherConfig", and
+// service.Config.Validate "Config.Dispatcher".
+func (c DispatcherConfig) Problems(name string) []string {
+	var out []string
 	for _, f := range []struct {
 		name string
 		bad  bool
@@ -152,13 +164,13 @@ func (c DispatcherConfig) Validate() error {
 		{"PollInterval", c.PollInterval < 0, c.PollInterval},
 	} {
 		if f.bad {
-			errs = append(errs, fmt.Errorf("events: DispatcherConfig.%s is %v; it must be positive", f.name, f.v))
+			out = append(out, fmt.Sprintf("%s.%s is %v; it must be positive", name, f.name, f.v))
 		}
 	}
 	if c.Lease > 0 && c.AttemptTimeout > 0 && c.Lease <= c.AttemptTimeout {
-		errs = append(errs, fmt.Errorf("events: DispatcherConfig.Lease (%v) must exceed DispatcherConfig.AttemptTimeout (%v): a lease that lapses mid-attempt lets another process deliver the same event at once", c.Lease, c.AttemptTimeout))
+		out = append(out, fmt.Sprintf("%s.Lease (%v) must exceed %s.AttemptTimeout (%v): a lease that lapses mid-attempt lets another process deliver the same event at once", name, c.Lease, name, c.AttemptTimeout))
 	}
-	return errors.Join(errs...)
+	return out
 }
 
 // Dispatcher delivers events from storage to stores' webhook URLs: it

@@ -167,26 +167,8 @@ func (c Config) Validate() error {
 	if isNilPointer(c.TracerProvider) {
 		bad("TracerProvider is a nil %T; leave the field nil for no tracing", c.TracerProvider)
 	}
-	d = c.Dispatcher
-	for _, f := range []struct {
-		name string
-		bad  bool
-		v    any
-	}{
-		{"AttemptTimeout", d.AttemptTimeout < 0, d.AttemptTimeout},
-		{"ClaimBatch", d.ClaimBatch < 0, d.ClaimBatch},
-		{"Concurrency", d.Concurrency < 0, d.Concurrency},
-		{"Lease", d.Lease < 0, d.Lease},
-		{"PerStore", d.PerStore < 0, d.PerStore},
-		{"PerStoreStart", d.PerStoreStart < 0, d.PerStoreStart},
-		{"PollInterval", d.PollInterval < 0, d.PollInterval},
-	} {
-		if f.bad {
-			bad("Dispatcher.%s is %v; it must be positive", f.name, f.v)
-		}
-	}
-	if d.Lease > 0 && d.AttemptTimeout > 0 && d.Lease <= d.AttemptTimeout {
-		bad("Dispatcher.Lease (%v) must exceed Config.Dispatcher.AttemptTimeout (%v): a lease that lapses mid-attempt lets another process deliver the same event at once", d.Lease, d.AttemptTimeout)
+	for _, p := range c.Dispatcher.Problems("Config.Dispatcher") {
+		errs = append(errs, errors.New("service: "+p))
 	}
 	return errors.Join(errs...)
 }
