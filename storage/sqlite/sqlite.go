@@ -168,7 +168,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: writer connection: %w", mapErr(err))
 	}
 	db.wconn = wconn
-	db.wc = connQuerier{conn: wconn, stmts: map[string]*sql.Stmt{}}
+	db.wc = connQuerier{conn: wconn, stmts: map[string]*prepared{}}
 	db.rc = &stmtCache{db: r}
 	db.queries = newQueries(db, poolQuerier{db.rc}, nil)
 	db.epochKey = epochKey(cfg.Path)

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -15,29 +17,109 @@ import (
 // cache is bounded.
 type stmtCache struct {
 	db *sql.DB
-	m  sync.Map // query -> *sql.Stmt
+	m  sync.Map // query -> *prepared
 }
 
-func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
-	if s, ok := c.m.Load(query); ok {
-		return s.(*sql.Stmt), nil
+// prepared is a statement prepared from a query's positional form (see
+// positional), with the order in which its arguments bind.
+type prepared struct {
+	*sql.Stmt
+	order []int
+}
+
+// args returns args in the order the statement binds them.
+func (p *prepared) args(args []any) []any {
+	if p.order == nil {
+		return args
 	}
-	s, err := c.db.PrepareContext(ctx, query)
+	out := make([]any, len(p.order))
+	for i, n := range p.order {
+		if n < 1 || n > len(args) {
+			return args // the driver reports the missing argument
+		}
+		out[i] = args[n-1]
+	}
+	return out
+}
+
+func prepare(ctx context.Context, prep func(context.Context, string) (*sql.Stmt, error), query string) (*prepared, error) {
+	text, order := positional(query)
+	s, err := prep(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{Stmt: s, order: order}, nil
+}
+
+func (c *stmtCache) get(ctx context.Context, query string) (*prepared, error) {
+	if s, ok := c.m.Load(query); ok {
+		return s.(*prepared), nil
+	}
+	s, err := prepare(ctx, c.db.PrepareContext, query)
 	if err != nil {
 		return nil, err
 	}
 	if prev, loaded := c.m.LoadOrStore(query, s); loaded {
 		s.Close()
-		return prev.(*sql.Stmt), nil
+		return prev.(*prepared), nil
 	}
 	return s, nil
 }
 
 func (c *stmtCache) close() {
 	c.m.Range(func(_, s any) bool {
-		s.(*sql.Stmt).Close()
+		s.(*prepared).Close()
 		return true
 	})
+}
+
+// positional rewrites the numbered parameters of query (?1, ?2, and bare
+// ? as the next number, as SQLite numbers them) into bare ones, and
+// returns the number each bare parameter takes, in order; order is nil
+// when query has no numbered parameter. modernc's driver reads the name of
+// every numbered parameter at every execution and matches it against
+// every argument: an allocation per parameter and a quadratic match in
+// the writer's goroutine, for an intent's update of some forty
+// parameters. Bare parameters bind by position with neither. Quoted
+// strings and identifiers are left as they are.
+func positional(query string) (string, []int) {
+	if !strings.Contains(query, "?") {
+		return query, nil
+	}
+	var b strings.Builder
+	var order []int
+	numbered, hi := false, 0
+	for i := 0; i < len(query); i++ {
+		switch c := query[i]; c {
+		case '\'', '"':
+			j := i + 1
+			for j < len(query) && query[j] != c {
+				j++
+			}
+			b.WriteString(query[i:min(j+1, len(query))])
+			i = j
+		case '?':
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			n := hi + 1
+			if j > i+1 {
+				n, _ = strconv.Atoi(query[i+1 : j])
+				numbered = true
+			}
+			hi = max(hi, n)
+			order = append(order, n)
+			b.WriteByte('?')
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if !numbered {
+		return query, nil
+	}
+	return b.String(), order
 }
 
 // poolQuerier runs cached statements on a pool.
@@ -48,7 +130,7 @@ func (p poolQuerier) ExecContext(ctx context.Context, query string, args ...any)
 	if err != nil {
 		return nil, err
 	}
-	return s.ExecContext(ctx, args...)
+	return s.ExecContext(ctx, s.args(args)...)
 }
 
 func (p poolQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -56,7 +138,7 @@ func (p poolQuerier) QueryContext(ctx context.Context, query string, args ...any
 	if err != nil {
 		return nil, err
 	}
-	return s.QueryContext(ctx, args...)
+	return s.QueryContext(ctx, s.args(args)...)
 }
 
 func (p poolQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
@@ -65,7 +147,7 @@ func (p poolQuerier) QueryRowContext(ctx context.Context, query string, args ...
 		// Let the pool report the error through the row.
 		return p.c.db.QueryRowContext(ctx, query, args...)
 	}
-	return s.QueryRowContext(ctx, args...)
+	return s.QueryRowContext(ctx, s.args(args)...)
 }
 
 // connQuerier runs statements prepared on the writer's one connection.
@@ -74,14 +156,14 @@ func (p poolQuerier) QueryRowContext(ctx context.Context, query string, args ...
 // too.
 type connQuerier struct {
 	conn  *sql.Conn
-	stmts map[string]*sql.Stmt
+	stmts map[string]*prepared
 }
 
-func (c connQuerier) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+func (c connQuerier) stmt(ctx context.Context, query string) (*prepared, error) {
 	if s, ok := c.stmts[query]; ok {
 		return s, nil
 	}
-	s, err := c.conn.PrepareContext(ctx, query)
+	s, err := prepare(ctx, c.conn.PrepareContext, query)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +182,7 @@ func (c connQuerier) ExecContext(ctx context.Context, query string, args ...any)
 	if err != nil {
 		return nil, err
 	}
-	return s.ExecContext(ctx, args...)
+	return s.ExecContext(ctx, s.args(args)...)
 }
 
 func (c connQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -108,7 +190,7 @@ func (c connQuerier) QueryContext(ctx context.Context, query string, args ...any
 	if err != nil {
 		return nil, err
 	}
-	return s.QueryContext(ctx, args...)
+	return s.QueryContext(ctx, s.args(args)...)
 }
 
 func (c connQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
@@ -116,5 +198,5 @@ func (c connQuerier) QueryRowContext(ctx context.Context, query string, args ...
 	if err != nil {
 		return c.conn.QueryRowContext(ctx, query, args...)
 	}
-	return s.QueryRowContext(ctx, args...)
+	return s.QueryRowContext(ctx, s.args(args)...)
 }
