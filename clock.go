@@ -52,3 +52,36 @@ func (c *OffsetClock) Offset() time.Duration {
 	defer c.mu.RUnlock()
 	return c.offset
 }
+
+// ManualClock stands still until Advance or Set moves it: the clock of
+// tests (keelpaytest.Clock is this type) and of a provider's conformance
+// run. It is safe for concurrent use.
+type ManualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManualClock returns a clock standing at t (in UTC).
+func NewManualClock(t time.Time) *ManualClock { return &ManualClock{now: t.UTC()} }
+
+// Now returns the clock's time.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d and returns the new time.
+func (c *ManualClock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
+// Set moves the clock to t.
+func (c *ManualClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t.UTC()
+}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/providertest"
 	"github.com/keelpay/keelpay/provider/sandbox"
@@ -19,7 +19,7 @@ import (
 // under returns the provider the suite checks: the sandbox itself, or a
 // client that reaches it.
 func Harness(t *testing.T, under func(t *testing.T, sb *sandbox.Sandbox) provider.Provider) *providertest.Harness {
-	clock := keelpaytest.NewClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	clock := keelpay.NewManualClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	sb := sandbox.New(sandbox.Config{Clock: clock})
 	t.Cleanup(func() { _ = sb.Close() })
 	return &providertest.Harness{
