@@ -22,12 +22,7 @@ func benchIntent(b *testing.B) (*postgres.DB, *keelpay.PaymentIntent) {
 	if err := db.StoreInsert(ctx, st); err != nil {
 		b.Fatal(err)
 	}
-	pi := &keelpay.PaymentIntent{ID: "pi_GwdqTYQPJbLMlUIpLeMcDYQX", StoreID: st.ID, Status: keelpay.IntentSucceeded, Amount: 2500, Currency: "EUR",
-		Customer:     keelpay.Customer{ID: "cus_bench", Name: "Bench Buyer", Email: "bench@shop.example", Phone: "+358401234567"},
-		ClientSecret: "pi_GwdqTYQPJbLMlUIpLeMcDYQX_secret_w9VrFZigzzCntwF6GKfhEDs8", CardID: "card_i0Yfo6YuTx1XpSLNizvHbkj6",
-		PaymentMethod:     &keelpay.PaymentMethod{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2035, Saved: true},
-		AuthorizationCode: "O4B59W", OrderID: "ord_IkWJuEqyxz39NQZVtzf2gRT9", MerchantID: "merch_x", AttemptID: "att_x",
-		SucceededAt: now, ExpiresAt: now.Add(24 * time.Hour), CreatedAt: now, UpdatedAt: now, Version: 3}
+	pi := storagetest.NewSucceededIntentRecord(st.ID, now)
 	if err := db.PaymentIntentInsert(ctx, pi); err != nil {
 		b.Fatal(err)
 	}

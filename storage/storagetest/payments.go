@@ -60,6 +60,24 @@ func NewIntentRecord(storeID string, at time.Time) *keelpay.PaymentIntent {
 	}
 }
 
+// NewSucceededIntentRecord returns an intent of a store as a payment with a
+// saved card leaves it: succeeded, with its payment method, authorization
+// and attempt. The benchmarks of both adapters read and update it.
+func NewSucceededIntentRecord(storeID string, at time.Time) *keelpay.PaymentIntent {
+	pi := NewIntentRecord(storeID, at)
+	pi.Status = keelpay.IntentSucceeded
+	pi.Amount = 2500
+	pi.Customer = keelpay.Customer{ID: "cus_bench", Name: "Bench Buyer", Email: "bench@shop.example", Phone: "+358401234567"}
+	pi.CardID = keelpay.NewID(keelpay.PrefixCard)
+	pi.PaymentMethod = &keelpay.PaymentMethod{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2035, Saved: true}
+	pi.AuthorizationCode = "O4B59W"
+	pi.OrderID = "ord_IkWJuEqyxz39NQZVtzf2gRT9"
+	pi.MerchantID, pi.AttemptID = "merch_x", "att_x"
+	pi.SucceededAt = at
+	pi.Version = 3
+	return pi
+}
+
 // fullIntent returns an intent with every field set, so that a round trip
 // shows each column is kept.
 func fullIntent(storeID string, at time.Time) *keelpay.PaymentIntent {
