@@ -118,16 +118,17 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		ExpiresAt:   now.Add(IdempotencyKeyTTL),
 	}
 	if mode == keyInTx {
-		// A read tells whether the key is free; if it is, no commit of its
-		// own: the service takes it with its first change.
+		// No commit, nor even a read, for the key: the service takes it
+		// with its first change.
+		if a.runKeyInTx(w, r, c, h, begin) {
+			return
+		}
+		// The key was in use: a retry. A read tells how to answer it;
+		// only a key left by an abandoned run (or freed meanwhile) needs
+		// the write below.
 		rec, err := a.cfg.Storage.IdempotencyGet(ctx, c.store.ID, key)
 		switch {
 		case errors.Is(err, storage.ErrNotFound) || err == nil && !now.Before(rec.ExpiresAt):
-			if a.runKeyInTx(w, r, c, h, begin) {
-				return
-			}
-			// The handler read the body: put it back for the run below.
-			r.Body = readCloser{bytes.NewReader(body), r.Body}
 		case err != nil:
 			a.writeError(w, r, fmt.Errorf("idempotency: read: %w", err))
 			return
@@ -141,11 +142,13 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			a.writeError(w, r, keelpay.ErrIdempotencyKeyInUse(time.Second))
 			return
 		}
-		// An abandoned run's key: taken over below, and resumed.
+		// The handler read the body: put it back for the run below.
+		r.Body = readCloser{bytes.NewReader(body), r.Body}
 	}
 	// The key is taken in a commit of its own (or the key was found in
-	// use above, and this request is answered as a retry). The token
-	// holds no record: runKeyInTx gives up only when it took nothing.
+	// use above, and this request is answered as a retry, or takes over
+	// an abandoned run and resumes it). The token holds no record:
+	// runKeyInTx gives up only when it took nothing.
 	token := begin.LockToken
 	rec, began, err := a.cfg.Storage.IdempotencyBegin(ctx, begin)
 	switch {
@@ -216,7 +219,9 @@ func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h han
 	}()
 	h(rw, r, c)
 	panicked = false
-	if claim.Busy() {
+	if claim.Busy() || errors.Is(rw.err, idempotency.ErrKeyBusy) {
+		// (A database that sends the take with the commit reports a busy
+		// key as the service's error, which writeError kept in rw.)
 		return false
 	}
 	status := sentStatus(rw.status)
@@ -249,13 +254,9 @@ func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h han
 // key, in one commit; idempotency.ErrKeyBusy when another run took the key
 // meanwhile.
 func (a *api) storeAnswer(ctx context.Context, begin storage.IdempotencyBeginParams, status int, body []byte) error {
-	taken, err := a.cfg.Storage.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+	return a.cfg.Storage.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
 		IdempotencyBeginParams: begin, RecoveryPoint: idempotency.Done, Status: status, Body: body,
 	})
-	if err == nil && !taken {
-		err = idempotency.ErrKeyBusy
-	}
-	return err
 }
 
 // settleKey stores the response of the run that holds key, or frees the
@@ -411,6 +412,7 @@ type recordingWriter struct {
 	status int
 	body   bytes.Buffer
 	header http.Header // held: the response's header, sent by flush
+	err    error       // the error the response reports (see writeError)
 }
 
 func (w *recordingWriter) Header() http.Header {

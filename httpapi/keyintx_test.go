@@ -89,7 +89,7 @@ func TestIdempotencyKeyCostsNoCommitOfItsOwn(t *testing.T) {
 		for _, rq := range []req{create, confirm} {
 			again, n := b.costs(t, rq)
 			requireReplay(t, map[string]*response{create.path: created, confirm.path: confirmed}[rq.path], again)
-			require.Zero(t, n)
+			require.Zero(t, n, "%s", rq.path)
 		}
 		session := keyed("POST", "/v1/card_sessions", s.sk, "session-1",
 			map[string]any{"customer": customerJSON(), "page_origins": []string{"https://shop.example"}})

@@ -57,6 +57,9 @@ type errorFields struct {
 // shown as it is; anything else is 500 internal_error, with the detail only
 // in the log.
 func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if rw, ok := w.(*recordingWriter); ok {
+		rw.err = err // an idempotent request looks for a busy key
+	}
 	e, ok := keelpay.AsError(err)
 	if !ok && r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 		// The client went away before a read finished (a POST's work is

@@ -53,15 +53,21 @@ const (
 
 // ErrKeyLost is returned when the request no longer holds its key: it ran
 // past the key's lock time-out and a retry took the key over. The change
-// it was part of rolls back, so that only the retry commits.
-var ErrKeyLost = errors.New("idempotency key taken over by a retry")
+// it was part of rolls back, so that only the retry commits. It is
+// storage's ErrIdempotencyKeyLost.
+var ErrKeyLost = storage.ErrIdempotencyKeyLost
 
-// ErrKeyBusy is returned by the first Step or Finish of a [Key] with
-// Begin set when the key turned out to be held by another run, answered
-// already, or left with progress by a run that did not finish. The
-// change rolls back; the request is then answered as a retry of that run
-// (the HTTP API discards what the handler wrote).
-var ErrKeyBusy = errors.New("idempotency key already in use")
+// ErrKeyBusy is returned for a Step or Finish of a [Key] with Begin set
+// when the key turned out to be held by another run, answered already, or
+// left with progress by a run that did not finish. The change rolls back;
+// the request is then answered as a retry of that run (the HTTP API
+// discards what the handler wrote). It is storage's
+// ErrIdempotencyKeyBusy.
+//
+// A database that sends a transaction's writes with its commit reports it
+// from the commit, not from the Step or Finish: it reaches the caller as
+// the error of the service method, and [Key.Busy] does not know it.
+var ErrKeyBusy = storage.ErrIdempotencyKeyBusy
 
 // A Key is a request's hold on its idempotency key, locked with
 // LockToken (storage's IdempotencyBegin), or to be locked by the first
@@ -95,9 +101,9 @@ func (k *Key) Step(ctx context.Context, tx storage.Executor, point, objectID str
 	if k == nil {
 		return nil
 	}
-	return lost(k.progress(ctx, tx, storage.IdempotencyProgressParams{
+	return k.progress(ctx, tx, storage.IdempotencyProgressParams{
 		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: point, ObjectID: objectID,
-	}))
+	})
 }
 
 // Finish records, inside tx, that the request's last change committed on
@@ -117,11 +123,12 @@ func (k *Key) Finish(ctx context.Context, tx storage.Executor, objectID string, 
 	if err == nil {
 		k.answered, k.status, k.body = true, status, body
 	}
-	return lost(err)
+	return err
 }
 
 // Began reports whether a Step or Finish took the lock of a Key with
-// Begin set. The transaction that took it may have rolled back.
+// Begin set, as far as the Step or Finish could tell: the transaction that
+// took it may have rolled back, or may still fail at its commit.
 func (k *Key) Began() bool { return k != nil && k.began }
 
 // Busy reports whether the key was found held or answered by another run
@@ -138,43 +145,23 @@ func (k *Key) Answered(status int, body []byte) bool {
 }
 
 // progress records step p inside tx (with its answer when p.Status > 0).
-// A Key whose Begin is still to be taken takes the key with the step, in
-// one statement; so does one whose key is not this run's after all: the
-// transaction that took it rolled back (a failed change, or a transaction
-// run again after a serialisation failure).
+// A Key with Begin takes the key with every step, in one statement: the
+// first takes it, and the later ones find it held by this run. So a
+// transaction that took it and rolled back (a failed change, or one run
+// again after a serialisation failure) takes it again with its next step.
 func (k *Key) progress(ctx context.Context, tx storage.Executor, p storage.IdempotencyProgressParams) error {
-	if k.Begin != nil && !k.began {
-		return k.take(ctx, tx, p)
+	if k.Begin == nil {
+		return tx.IdempotencyProgress(ctx, p)
 	}
-	err := tx.IdempotencyProgress(ctx, p)
-	if errors.Is(err, storage.ErrNotFound) && k.Begin != nil {
-		return k.take(ctx, tx, p)
-	}
-	return err
-}
-
-// take locks the key inside tx with step p. A key that another run holds
-// or answered, or that a run which did not finish left with progress, is
-// ErrKeyBusy: the caller decides as for a retry.
-func (k *Key) take(ctx context.Context, tx storage.Executor, p storage.IdempotencyProgressParams) error {
-	taken, err := tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+	err := tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
 		IdempotencyBeginParams: *k.Begin,
 		RecoveryPoint:          p.RecoveryPoint, ObjectID: p.ObjectID, Status: p.Status, Body: p.Body,
 	})
-	if err != nil {
-		return err
-	}
-	if !taken {
+	switch {
+	case err == nil:
+		k.began = true
+	case errors.Is(err, ErrKeyBusy):
 		k.busy = true
-		return ErrKeyBusy
-	}
-	k.began = true
-	return nil
-}
-
-func lost(err error) error {
-	if errors.Is(err, storage.ErrNotFound) {
-		return ErrKeyLost
 	}
 	return err
 }

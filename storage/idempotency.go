@@ -109,20 +109,22 @@ type IdempotencyQueries interface {
 	// IdempotencyTake locks (StoreID, Key) for the run p.LockToken with
 	// the step p.RecoveryPoint already reached (and, with p.Status > 0,
 	// completed with its response), in one statement, for a run that
-	// takes its key in the transaction of its first change. It reports
-	// taken false, changing nothing, unless the key is free with nothing
-	// to resume: no record, an expired one, or an unfinished one whose
-	// lock lapsed with the same fingerprint and no recovery point. (Such a
-	// run then goes through IdempotencyBegin, which tells it what holds
-	// the key.)
-	IdempotencyTake(ctx context.Context, p IdempotencyTakeParams) (taken bool, err error)
+	// takes its key in the transaction of its first change. It takes the
+	// key when it is free with nothing to resume (no record, an expired
+	// one, or an unfinished one whose lock lapsed with the same
+	// fingerprint and no recovery point), and records the step when the
+	// key is already held by p.LockToken and unfinished (a later change of
+	// the same run). Otherwise it changes nothing and returns
+	// ErrIdempotencyKeyBusy (the run then goes through IdempotencyBegin,
+	// which tells it what holds the key).
+	IdempotencyTake(ctx context.Context, p IdempotencyTakeParams) error
 	// IdempotencyGet returns the record of (storeID, key) as it is, or
 	// ErrNotFound. It locks nothing: IdempotencyBegin decides who runs.
 	IdempotencyGet(ctx context.Context, storeID, key string) (*IdempotencyRecord, error)
 	// IdempotencyProgress records, for the run that holds the key, the
 	// step it reached. Call it inside the transaction of that step's
 	// change: when the key is no longer held by p.LockToken (it lapsed and
-	// was taken over, or was completed) it returns ErrNotFound, and the
+	// was taken over, or was completed) it returns ErrIdempotencyKeyLost, and the
 	// change must roll back with it, so that a run that lost its key
 	// commits nothing.
 	IdempotencyProgress(ctx context.Context, p IdempotencyProgressParams) error

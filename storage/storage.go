@@ -16,6 +16,14 @@ var (
 	// or the database could not serialise the transaction. A caller may
 	// read again and retry.
 	ErrConflict = errors.New("storage: conflict")
+	// ErrIdempotencyKeyLost: the idempotency key is no longer held by the
+	// lock token presented (its lock lapsed and another run took it over,
+	// or it was answered).
+	ErrIdempotencyKeyLost = errors.New("idempotency key taken over by a retry")
+	// ErrIdempotencyKeyBusy: the idempotency key is held by another run,
+	// answered already, or left with progress by a run that did not
+	// finish.
+	ErrIdempotencyKeyBusy = errors.New("idempotency key already in use")
 )
 
 // Storage is an open database.
@@ -27,6 +35,16 @@ type Storage interface {
 	// again after a serialisation failure, so it must not call the
 	// provider, send anything or change memory outside the transaction.
 	// An error from fn rolls the transaction back and is returned as is.
+	//
+	// A write whose only result is its error (an insert, a conditional
+	// update, an idempotency step) may be held back by the adapter and
+	// sent with the transaction's next statement or with its commit, so
+	// that a transaction of writes costs one round trip to a database
+	// server. Its error is then returned by that next call, or by WithTx,
+	// instead of by the write itself; either way the transaction rolls
+	// back. So fn must return the errors of the calls it makes rather
+	// than act on them and go on, and must not take a write's nil error
+	// as proof that it happened before the commit.
 	WithTx(ctx context.Context, fn func(ctx context.Context, tx Executor) error) error
 
 	// Ping reports whether the database answers: a cheap round trip that

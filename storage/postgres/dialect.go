@@ -120,8 +120,12 @@ func (d timeDst) ScanTimestamptz(v pgtype.Timestamptz) error {
 	return nil
 }
 
-// conn runs statements on a querier for the core (core.Conn).
-type conn struct{ q querier }
+// conn runs statements on a querier for the core (core.Conn). Inside
+// WithTx, tx is the transaction, which holds back the writes of Send.
+type conn struct {
+	q  querier
+	tx *lazyTx
+}
 
 func (c *conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	tag, err := c.q.Exec(ctx, query, args...)
@@ -147,6 +151,19 @@ func (c *conn) ExecQueryRow(ctx context.Context, exec string, execArgs []any, qu
 	})
 	b.Queue(query, queryArgs...).QueryRow(func(row pgx.Row) error { return scan(row) })
 	return n, c.q.SendBatch(ctx, b).Close()
+}
+
+// Send runs write with its check as one statement (checkedWrite). Inside
+// a transaction it is held back, and sent with the transaction's next
+// statement or its COMMIT.
+func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {
+	w := heldWrite{sql: checkedWrite(write, exists, gone, conflict), args: args, gone: gone, conflict: conflict}
+	if c.tx != nil {
+		c.tx.hold(w)
+		return nil
+	}
+	_, err := c.q.Exec(ctx, w.sql, args...)
+	return w.mapErr(err)
 }
 
 // Versioned runs write and exists as one statement: the write waits for

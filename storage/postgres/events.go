@@ -139,6 +139,15 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 				SELECT seq FROM delivery_attempts WHERE event_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)`,
 				r.EventID, storage.AttemptsKept)
 		}
+		if q.c.tx != nil {
+			// Inside a transaction the record is held back and goes with
+			// the transaction's next statement (the dispatcher's claim)
+			// or its commit.
+			for _, qq := range b.QueuedQueries {
+				q.c.tx.hold(heldWrite{sql: qq.SQL, args: qq.Arguments})
+			}
+			return nil
+		}
 		return mapErr(w.SendBatch(ctx, b).Close())
 	})
 }

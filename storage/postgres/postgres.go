@@ -183,7 +183,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{pool: pool, cfg: cfg, schema: schema, records: core.Records{D: dialect{}, Codec: codec}}
-	db.queries = newQueries(db, pool, false)
+	db.queries = newQueries(db, pool, nil)
 	// Counts left in the slots of connections that ended without folding
 	// them (a process that was killed) join slot 0.
 	if _, err := pool.Exec(ctx, `SELECT fold_status_counts(false)`); err != nil {
@@ -509,9 +509,9 @@ func migrate(ctx context.Context, conn *pgx.Conn, codec atrest.Codec) (string, e
 // upgrade that sealed existing values, run VACUUM (docs/security.md).
 func sealAtRest(ctx context.Context, c *pgx.Conn, codec atrest.Codec) error {
 	begin := func(ctx context.Context, fn func(tx core.Conn) error) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return fn(&conn{tx}) })
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return fn(&conn{q: tx}) })
 	}
-	_, err := core.SealAtRest(ctx, &conn{c}, begin, dialect{}, codec, func(col atrest.Column, prefixLen int) string {
+	_, err := core.SealAtRest(ctx, &conn{q: c}, begin, dialect{}, codec, func(col atrest.Column, prefixLen int) string {
 		n := strconv.Itoa(prefixLen)
 		if col.Blob {
 			return `length(` + col.Name + `) > 0 AND substring(` + col.Name + ` from 1 for ` + n + `) <> $1::bytea`
@@ -553,7 +553,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 		// rolls back.
 		tx := &lazyTx{conn: conn, trips: &db.trips}
 		defer tx.rollback(context.WithoutCancel(ctx))
-		q := newQueries(db, tx, true)
+		q := newQueries(db, tx, tx)
 		// A transaction that wrote a store moves the store epoch once it
 		// has ended, before WithTx returns.
 		defer func() {
@@ -619,10 +619,10 @@ type queries struct {
 	wroteStores bool
 }
 
-// newQueries returns the executor on q, a transaction's when inTx.
-func newQueries(db *DB, q querier, inTx bool) *queries {
+// newQueries returns the executor on q: tx's, when tx is not nil.
+func newQueries(db *DB, q querier, tx *lazyTx) *queries {
 	q = counted{q, &db.trips}
-	x := &queries{db: db, q: q, c: conn{q}, inTx: inTx}
+	x := &queries{db: db, q: q, c: conn{q: q, tx: tx}, inTx: tx != nil}
 	x.Queries = core.NewQueries(db.records, sqlText, &x.c, x)
 	return x
 }

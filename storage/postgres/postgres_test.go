@@ -478,7 +478,8 @@ func TestRoundTripsAreCounted(t *testing.T) {
 		_, err := db.StoreGetByID(ctx, s.ID)
 		require.NoError(t, err)
 	}))
-	require.Equal(t, int64(3), trips(func() {
+	// A read, then a write held back and sent with the COMMIT.
+	require.Equal(t, int64(2), trips(func() {
 		require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 			got, err := tx.StoreGetByID(ctx, s.ID)
 			if err != nil {
@@ -488,10 +489,72 @@ func TestRoundTripsAreCounted(t *testing.T) {
 			return tx.StoreUpdate(ctx, got, got.Version)
 		}))
 	}))
+	got, err := db.StoreGetByID(ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, s.WebhookURL+"/v2", got.WebhookURL, "the held write committed")
+
+	// Writes only: one pipeline, committed at its end.
+	pi := storagetest.NewIntentRecord(s.ID, t0)
+	require.Equal(t, int64(1), trips(func() {
+		require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			if err := tx.PaymentIntentInsert(ctx, pi); err != nil {
+				return err
+			}
+			next := *pi
+			next.Description = "changed"
+			return tx.PaymentIntentUpdate(ctx, &next, pi.Version)
+		}))
+	}))
+	stored, err := db.PaymentIntentGet(ctx, s.ID, pi.ID)
+	require.NoError(t, err)
+	require.Equal(t, "changed", stored.Description)
+	require.Equal(t, pi.Version+1, stored.Version)
+
+	// A held write whose check fails rolls back the writes before it, and
+	// is the transaction's error: alone in its pipeline, nothing is left
+	// to roll back...
+	other := storagetest.NewIntentRecord(s.ID, t0)
+	require.Equal(t, int64(1), trips(func() {
+		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			if err := tx.PaymentIntentInsert(ctx, other); err != nil {
+				return err
+			}
+			stale := *stored
+			return tx.PaymentIntentUpdate(ctx, &stale, 1)
+		})
+		require.ErrorIs(t, err, storage.ErrConflict)
+	}))
+	_, err = db.PaymentIntentGet(ctx, s.ID, other.ID)
+	require.ErrorIs(t, err, storage.ErrNotFound, "the insert before the failed check rolled back")
+	// ...after a read, the COMMIT behind it is not run and the transaction
+	// is rolled back.
+	require.Equal(t, int64(3), trips(func() {
+		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			if _, err := tx.StoreGetByID(ctx, s.ID); err != nil {
+				return err
+			}
+			if err := tx.PaymentIntentInsert(ctx, other); err != nil {
+				return err
+			}
+			missing := *stored
+			missing.ID = "pi_missing"
+			return tx.PaymentIntentUpdate(ctx, &missing, stored.Version)
+		})
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	}))
+	_, err = db.PaymentIntentGet(ctx, s.ID, other.ID)
+	require.ErrorIs(t, err, storage.ErrNotFound, "the insert before the failed check rolled back")
+	// A held write's error comes back from the next statement of the
+	// transaction, which is not run.
 	require.Equal(t, int64(2), trips(func() {
 		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			stale := *s
-			return tx.StoreUpdate(ctx, &stale, 1000)
+			stale := *stored
+			if err := tx.PaymentIntentUpdate(ctx, &stale, 1); err != nil {
+				return err
+			}
+			_, err := tx.StoreGetByID(ctx, s.ID)
+			require.ErrorIs(t, err, storage.ErrConflict)
+			return err
 		})
 		require.ErrorIs(t, err, storage.ErrConflict)
 	}))

@@ -207,6 +207,12 @@ func (c *conn) Versioned(ctx context.Context, write, exists string, args ...any)
 	return false, found, err
 }
 
+// Send runs write at once (core.SendNow): the writer's transaction is in
+// process, so holding a statement back would save nothing.
+func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {
+	return core.SendNow(ctx, c, dialect{}, write, exists, args, gone, conflict)
+}
+
 // sqlRows is *sql.Rows as core.Rows.
 type sqlRows struct{ *sql.Rows }
 

@@ -93,16 +93,17 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 		db, store := setup(t)
 		take := func(key, fp, token string, now time.Time, point string, status int, body string) bool {
 			t.Helper()
-			var taken bool
-			require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-				var err error
-				taken, err = tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+			err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+				return tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
 					IdempotencyBeginParams: params(store, key, fp, token, now),
 					RecoveryPoint:          point, ObjectID: "obj_" + token, Status: status, Body: []byte(body),
 				})
-				return err
-			}))
-			return taken
+			})
+			if errors.Is(err, storage.ErrIdempotencyKeyBusy) {
+				return false
+			}
+			require.NoError(t, err)
+			return true
 		}
 		get := func(key string) *storage.IdempotencyRecord {
 			t.Helper()
@@ -123,6 +124,10 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 		require.False(t, take("k1", "f", "tok2", t0.Add(time.Second), "attempt", 0, ""))
 		require.False(t, take("k1", "f", "tok2", t0.Add(2*lock), "attempt", 0, ""))
 		require.Equal(t, "tok1", get("k1").LockToken)
+		// The run that holds it takes it again with its next step.
+		require.True(t, take("k1", "f", "tok1", t0, "attempt2", 0, ""))
+		require.Equal(t, "attempt2", get("k1").RecoveryPoint)
+		require.Equal(t, t0.Add(lock), get("k1").LockedUntil, "still locked")
 		// A step completed with the response.
 		require.NoError(t, db.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
 			StoreID: store, Key: "k1", LockToken: "tok1", RecoveryPoint: "done", ObjectID: "obj_tok1",
@@ -135,7 +140,7 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 		require.True(t, rec.LockedUntil.IsZero(), "unlocked")
 		require.ErrorIs(t, db.IdempotencyProgress(ctx, storage.IdempotencyProgressParams{
 			StoreID: store, Key: "k1", LockToken: "tok1", RecoveryPoint: "done", Status: 200, Body: []byte("again"),
-		}), storage.ErrNotFound, "a completed record is not completed again")
+		}), storage.ErrIdempotencyKeyLost, "a completed record is not completed again")
 		// An answered key is not taken until it expires.
 		require.False(t, take("k1", "f", "tok3", t0.Add(ttl-time.Microsecond), "", 201, "x"))
 		require.True(t, take("k1", "g", "tok3", t0.Add(ttl), "done", 201, "fresh\n"), "expired")
@@ -155,9 +160,7 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 		// Taken in a transaction that rolls back: nothing is left.
 		errRollback := errors.New("roll back")
 		require.ErrorIs(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			taken, err := tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{IdempotencyBeginParams: params(store, "k3", "f", "tok1", t0)})
-			require.NoError(t, err)
-			require.True(t, taken)
+			require.NoError(t, tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{IdempotencyBeginParams: params(store, "k3", "f", "tok1", t0)}))
 			return errRollback
 		}), errRollback)
 		_, err := db.IdempotencyGet(ctx, store, "k3")
@@ -409,7 +412,7 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 		require.NoError(t, db.IdempotencyProgress(ctx, step))
 		other := step
 		other.LockToken = "tok2"
-		require.ErrorIs(t, db.IdempotencyProgress(ctx, other), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyProgress(ctx, other), storage.ErrIdempotencyKeyLost)
 
 		// The lock lapses and the same request takes the key over: it
 		// sees the step the first run committed, and the first run can
@@ -419,14 +422,14 @@ func testIdempotency(t *testing.T, newStorage NewStorage) {
 		require.True(t, began)
 		require.Equal(t, "attempt", rec.RecoveryPoint)
 		require.Equal(t, "pi_1", rec.ObjectID)
-		require.ErrorIs(t, db.IdempotencyProgress(ctx, step), storage.ErrNotFound)
+		require.ErrorIs(t, db.IdempotencyProgress(ctx, step), storage.ErrIdempotencyKeyLost)
 		require.ErrorIs(t, db.IdempotencyComplete(ctx, complete(store, "k1", "tok1", 200, "x")), storage.ErrNotFound)
 
 		// A progress write that loses its key rolls its transaction back.
 		err = db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 			return tx.IdempotencyProgress(ctx, step)
 		})
-		require.ErrorIs(t, err, storage.ErrNotFound)
+		require.ErrorIs(t, err, storage.ErrIdempotencyKeyLost)
 	})
 
 	t.Run("ReleaseKeepsCommittedProgress", func(t *testing.T) {

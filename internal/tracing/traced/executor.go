@@ -328,11 +328,11 @@ func (x executor) IdempotencyBegin(ctx context.Context, p storage.IdempotencyBeg
 	return r0, r1, err
 }
 
-func (x executor) IdempotencyTake(ctx context.Context, p storage.IdempotencyTakeParams) (bool, error) {
+func (x executor) IdempotencyTake(ctx context.Context, p storage.IdempotencyTakeParams) error {
 	ctx, span := x.tracer.Start(ctx, "storage.IdempotencyTake")
-	r0, err := x.Executor.IdempotencyTake(ctx, p)
+	err := x.Executor.IdempotencyTake(ctx, p)
 	endStorage(span, err)
-	return r0, err
+	return err
 }
 
 func (x executor) IdempotencyGet(ctx context.Context, storeID, key string) (*storage.IdempotencyRecord, error) {

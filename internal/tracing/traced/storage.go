@@ -71,6 +71,9 @@ func endStorage(span trace.Span, err error) {
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			span.SetAttributes(attribute.String(tracing.AttrOutcome, "not_found"))
+		case errors.Is(err, storage.ErrIdempotencyKeyBusy):
+			// Not a failure: the request is answered as a retry.
+			span.SetAttributes(attribute.String(tracing.AttrOutcome, "key_busy"))
 		case errors.Is(err, storage.ErrDuplicate):
 			span.SetStatus(codes.Error, "duplicate")
 		case errors.Is(err, storage.ErrConflict):

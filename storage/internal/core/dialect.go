@@ -76,6 +76,44 @@ type Conn interface {
 	// that row; both take args. It reports whether write changed a row
 	// and, if not, whether exists found one.
 	Versioned(ctx context.Context, write, exists string, args ...any) (wrote, found bool, err error)
+	// Send runs write, a statement whose only result is its error. With
+	// gone set, write must change a row: when it changes none, the error
+	// is conflict when exists (a SELECT of the row on the same args; ""
+	// for none) finds one, and gone otherwise. Inside a transaction an
+	// adapter may hold the statement back and send it with the
+	// transaction's next statement or its commit, in one round trip: its
+	// error is then returned there (see storage.Storage.WithTx). [SendNow]
+	// runs it at once.
+	Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error
+}
+
+// SendNow is [Conn.Send] on w, run at once, for adapters that hold
+// nothing back.
+func SendNow(ctx context.Context, w Conn, d Dialect, write, exists string, args []any, gone, conflict error) error {
+	if gone == nil {
+		_, err := w.Exec(ctx, write, args...)
+		return d.MapErr(err)
+	}
+	if exists == "" {
+		n, err := w.Exec(ctx, write, args...)
+		switch {
+		case err != nil:
+			return d.MapErr(err)
+		case n == 0:
+			return gone
+		}
+		return nil
+	}
+	wrote, found, err := w.Versioned(ctx, write, exists, args...)
+	switch {
+	case err != nil:
+		return d.MapErr(err)
+	case wrote:
+		return nil
+	case found:
+		return conflict
+	}
+	return gone
 }
 
 // Writer gives the writes of [Queries] a transaction.

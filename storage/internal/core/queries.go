@@ -197,12 +197,10 @@ func NewQueries(rec Records, s *SQL, r Conn, w Writer) Queries {
 	return Queries{Records: rec, R: r, W: w, SQL: s}
 }
 
-// exec runs a write of one statement.
+// exec runs a write of one statement (Conn.Send: inside a transaction it
+// may be held back until the transaction's next statement or commit).
 func (q *Queries) exec(ctx context.Context, query string, args ...any) error {
-	return q.W.Write(ctx, func(w Conn) error {
-		_, err := w.Exec(ctx, query, args...)
-		return q.D.MapErr(err)
-	})
+	return q.send(ctx, query, "", args, nil, nil)
 }
 
 // execCount runs a write of one statement and returns the rows it
@@ -218,11 +216,9 @@ func (q *Queries) execCount(ctx context.Context, query string, args ...any) (int
 }
 
 // execOne runs a write of one statement that must change a row:
-// storage.ErrNotFound when it changed none.
+// storage.ErrNotFound when it changed none (Conn.Send).
 func (q *Queries) execOne(ctx context.Context, query string, args ...any) error {
-	return q.W.Write(ctx, func(w Conn) error {
-		return ExecOne(ctx, w, q.D, query, args...)
-	})
+	return q.send(ctx, query, "", args, storage.ErrNotFound, nil)
 }
 
 // ExecOne runs a statement on w that must change a row:
@@ -238,28 +234,20 @@ func ExecOne(ctx context.Context, w Conn, d Dialect, query string, args ...any) 
 	return nil
 }
 
-// Versioned runs a write conditional on a row's version or state and its
-// exists query on w (see [Conn.Versioned]), and tells a row that did not
-// qualify (conflict) from a missing one (storage.ErrNotFound).
-func Versioned(ctx context.Context, w Conn, d Dialect, write, exists string, args []any, conflict error) error {
-	wrote, found, err := w.Versioned(ctx, write, exists, args...)
-	switch {
-	case err != nil:
-		return d.MapErr(err)
-	case wrote:
-		return nil
-	case !found:
-		return storage.ErrNotFound
-	default:
-		return conflict
-	}
+// send is Conn.Send in a write of its own (or the transaction's, which
+// may hold it back until its next statement or its commit).
+func (q *Queries) send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {
+	return q.W.Write(ctx, func(w Conn) error {
+		return w.Send(ctx, write, exists, args, gone, conflict)
+	})
 }
 
-// versioned is Versioned in a write of its own (or the transaction's).
+// versioned is Versioned in a write of its own, or the transaction's
+// (Conn.Send: it may be held back until the transaction's next statement
+// or commit). A nil conflict means a row that did not qualify is no
+// error.
 func (q *Queries) versioned(ctx context.Context, write, exists string, args []any, conflict error) error {
-	return q.W.Write(ctx, func(w Conn) error {
-		return Versioned(ctx, w, q.D, write, exists, args, conflict)
-	})
+	return q.send(ctx, write, exists, args, storage.ErrNotFound, conflict)
 }
 
 // AnyDue reports whether query, a read that selects at most one row,
@@ -578,7 +566,7 @@ func (q *Queries) StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVer
 	// The values of StoreValues but the id, the version and created_at.
 	args := []any{v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], expectedVersion, v[11], s.ID}
 	err := q.W.WriteStores(ctx, func(w Conn) error {
-		return Versioned(ctx, w, q.D, q.SQL.StoreUpdate, q.SQL.StoreExists, args,
+		return w.Send(ctx, q.SQL.StoreUpdate, q.SQL.StoreExists, args, storage.ErrNotFound,
 			fmt.Errorf("%w: store %s is no longer at version %d", storage.ErrConflict, s.ID, expectedVersion))
 	})
 	if err != nil {
@@ -598,9 +586,10 @@ func (q *Queries) EventGet(ctx context.Context, storeID, id string) (*keelpay.Ev
 // EventInsert implements storage.Executor.
 func (q *Queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
 	err := q.W.Write(ctx, func(w Conn) error {
+		args := []any{e.ID, e.StoreID, string(e.Type), []byte(e.Body), q.D.Time(e.CreatedAt)}
 		for _, stmt := range q.SQL.EventInsert {
-			if _, err := w.Exec(ctx, stmt, e.ID, e.StoreID, string(e.Type), []byte(e.Body), q.D.Time(e.CreatedAt)); err != nil {
-				return q.D.MapErr(err)
+			if err := w.Send(ctx, stmt, "", args, nil, nil); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -852,22 +841,23 @@ func (q *Queries) IdempotencyComplete(ctx context.Context, p storage.Idempotency
 func (q *Queries) IdempotencyProgress(ctx context.Context, p storage.IdempotencyProgressParams) error {
 	if p.Status > 0 {
 		body := q.Codec.SealBody(p.StoreID, p.Key, p.Body)
-		return q.execOne(ctx, q.SQL.IdempotencyProgressDone,
-			p.RecoveryPoint, p.ObjectID, p.Status, body, p.StoreID, p.Key, p.LockToken)
+		return q.send(ctx, q.SQL.IdempotencyProgressDone, "",
+			[]any{p.RecoveryPoint, p.ObjectID, p.Status, body, p.StoreID, p.Key, p.LockToken}, storage.ErrIdempotencyKeyLost, nil)
 	}
-	return q.execOne(ctx, q.SQL.IdempotencyProgress, p.RecoveryPoint, p.ObjectID, p.StoreID, p.Key, p.LockToken)
+	return q.send(ctx, q.SQL.IdempotencyProgress, "",
+		[]any{p.RecoveryPoint, p.ObjectID, p.StoreID, p.Key, p.LockToken}, storage.ErrIdempotencyKeyLost, nil)
 }
 
 // IdempotencyTake implements storage.Executor.
-func (q *Queries) IdempotencyTake(ctx context.Context, p storage.IdempotencyTakeParams) (bool, error) {
+func (q *Queries) IdempotencyTake(ctx context.Context, p storage.IdempotencyTakeParams) error {
 	body, lockedUntil := []byte{}, p.LockedUntil
 	if p.Status > 0 {
 		body, lockedUntil = q.Codec.SealBody(p.StoreID, p.Key, p.Body), time.Time{}
 	}
-	n, err := q.execCount(ctx, q.SQL.IdempotencyTake,
+	return q.send(ctx, q.SQL.IdempotencyTake, "", []any{
 		p.StoreID, p.Key, p.Fingerprint, p.LockToken, q.D.Time(lockedUntil), max(p.Status, 0), body, q.D.Time(p.Now), q.D.Time(p.ExpiresAt),
-		p.RecoveryPoint, p.ObjectID)
-	return n == 1, err
+		p.RecoveryPoint, p.ObjectID,
+	}, storage.ErrIdempotencyKeyBusy, nil)
 }
 
 // IdempotencyDeleteExpired implements storage.Executor.

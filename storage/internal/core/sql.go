@@ -89,7 +89,8 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.IdempotencyUnlock, `UPDATE idempotency_keys SET locked_until = `+p(4)+`
 		WHERE store_id = `+p(1)+` AND key = `+p(2)+` AND lock_token = `+p(3)+` AND status = 0`)
 	// A record is taken over only when it expired, or when its run was
-	// abandoned under the same request before it committed a step.
+	// abandoned under the same request before it committed a step; a
+	// record this run holds takes the step (a later change of the run).
 	set(&s.IdempotencyTake, `INSERT INTO idempotency_keys AS k
 			(store_id, key, fingerprint, lock_token, locked_until, status, body, created_at, expires_at, recovery_point, object_id)
 		VALUES (`+Placeholders(d, 11)+`)
@@ -99,7 +100,8 @@ func (s *SQL) Standard(d Dialect) {
 			recovery_point = excluded.recovery_point, object_id = excluded.object_id,
 			created_at = excluded.created_at, expires_at = excluded.expires_at
 		WHERE k.expires_at <= `+p(8)+`
-			OR (k.status = 0 AND k.locked_until <= `+p(8)+` AND k.fingerprint = excluded.fingerprint AND k.recovery_point = '')`)
+			OR (k.status = 0 AND k.locked_until <= `+p(8)+` AND k.fingerprint = excluded.fingerprint AND k.recovery_point = '')
+			OR (k.status = 0 AND k.lock_token = excluded.lock_token)`)
 	set(&s.IdempotencyExpiredDue, `SELECT 1 FROM idempotency_keys WHERE expires_at <= `+p(1)+` LIMIT 1`)
 	s.Init(d)
 }
