@@ -270,6 +270,17 @@ func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResul
 		return nil
 	}
 	p := d.claimParams(want)
+	if len(results) == 0 {
+		// A claim alone is one statement: no transaction around it.
+		var err error
+		if jobs, err = d.cfg.Storage.DeliveryClaimDue(context.WithoutCancel(ctx), p); err != nil {
+			if ctx.Err() == nil {
+				d.cfg.Logger.ErrorContext(ctx, "claim deliveries", slog.Any("error", err))
+			}
+			return nil
+		}
+		return jobs
+	}
 	err := d.cfg.Storage.WithTx(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
 		jobs = nil
 		if len(results) > 0 {
