@@ -157,7 +157,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	if err := p.Validate(s.now()); err != nil {
 		return nil, err
 	}
-	pi, err := s.GetIntent(ctx, st, id)
+	pi, card, err := s.intentWithCard(ctx, st, id, p)
 	if err != nil {
 		return nil, err
 	}
@@ -193,9 +193,8 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 			return nil, keelpay.InvalidRequest("payment_method", "missing_payment_method",
 				"payment_method is required: the intent has no card.")
 		}
-		card, err := s.customerCard(ctx, st, cardID, pi.Customer.ID)
-		if err != nil {
-			return nil, err
+		if card == nil || card.ID != cardID || card.CustomerID != pi.Customer.ID {
+			return nil, errCardNotFound()
 		}
 		if card.Status != keelpay.CardActive {
 			return nil, errCardUnavailable()
@@ -250,6 +249,28 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 		return nil, s.withdraw(ctx, pi, &attempt, e)
 	}
 	return s.finish(ctx, &attempt, answer{res: res, err: err}, p.Idempotency)
+}
+
+// intentWithCard returns the intent a confirm is for, or 404
+// payment_intent_not_found, and, for a confirm with a saved card, that
+// card (p.PaymentMethod, or else the intent's own) as stored, nil when
+// there is none: both in one read.
+func (s *Service) intentWithCard(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (*keelpay.PaymentIntent, *keelpay.Card, error) {
+	if p.Card != nil {
+		pi, err := s.GetIntent(ctx, st, id)
+		return pi, nil, err
+	}
+	if !keelpay.ValidID(keelpay.PrefixPaymentIntent, id) {
+		return nil, nil, errIntentNotFound()
+	}
+	pi, card, err := s.cfg.Storage.PaymentIntentGetWithCard(ctx, st.ID, id, p.PaymentMethod)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, errIntentNotFound()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("payments: read intent: %w", err)
+	}
+	return pi, card, nil
 }
 
 // withdraw puts the intent back as it was before an attempt the provider

@@ -61,6 +61,12 @@ type PaymentQueries interface {
 	PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error
 	// PaymentIntentGet returns a payment intent of a store, or ErrNotFound.
 	PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error)
+	// PaymentIntentGetWithCard returns a payment intent of a store, as
+	// PaymentIntentGet, with the card a confirm of it charges: the store's
+	// card cardID, or the intent's own card when cardID is empty; card is
+	// nil when there is no such card. A database server answers both in
+	// one round trip.
+	PaymentIntentGetWithCard(ctx context.Context, storeID, id, cardID string) (pi *keelpay.PaymentIntent, card *keelpay.Card, err error)
 	// PaymentIntentGetByAttempt returns the intent whose current or last
 	// attempt has this id, or ErrNotFound. It serves the provider's
 	// notifications, which name only the merchant and the attempt.

@@ -125,6 +125,6 @@ func TestExportsTracesWhereTheEnvironmentAsks(t *testing.T) {
 		}
 		require.NotNil(t, setup, "spans of %s: %s", c.service, strings.Join(names, ", "))
 		require.Equal(t, traceID, hex.EncodeToString(setup.TraceId), "the request's span is not in the caller's trace")
-		require.Contains(t, names, "storage.WithTx")
+		require.Contains(t, names, "storage.StoreInsert", "the setup's write")
 	}
 }

@@ -153,6 +153,15 @@ func (c *conn) ExecQueryRow(ctx context.Context, exec string, execArgs []any, qu
 	return n, c.q.SendBatch(ctx, b).Close()
 }
 
+// QueryRows sends the queries in one batch: one round trip.
+func (c *conn) QueryRows(ctx context.Context, qs []core.RowQuery) error {
+	b := &pgx.Batch{}
+	for _, q := range qs {
+		b.Queue(q.SQL, q.Args...).QueryRow(func(row pgx.Row) error { return q.Scan(row) })
+	}
+	return c.q.SendBatch(ctx, b).Close()
+}
+
 // Send runs write with its check as one statement (checkedWrite). Inside
 // a transaction it is held back, and sent with the transaction's next
 // statement or its COMMIT.

@@ -207,6 +207,16 @@ func (c *conn) Versioned(ctx context.Context, write, exists string, args ...any)
 	return false, found, err
 }
 
+// QueryRows runs the queries one after the other.
+func (c *conn) QueryRows(ctx context.Context, qs []core.RowQuery) error {
+	for _, q := range qs {
+		if err := q.Scan(c.QueryRow(ctx, q.SQL, q.Args...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Send runs write at once (core.SendNow): the writer's transaction is in
 // process, so holding a statement back would save nothing.
 func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {

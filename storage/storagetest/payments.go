@@ -340,6 +340,53 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		require.EqualValues(t, pi.Version+1, got.Version)
 	})
 
+	t.Run("PaymentIntentGetWithCard", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		own, named := newCard(s.ID, t0), newCard(s.ID, t0)
+		require.NoError(t, db.CardInsert(ctx, own))
+		require.NoError(t, db.CardInsert(ctx, named))
+		pi := fullIntent(s.ID, t0)
+		pi.CardID = own.ID
+		require.NoError(t, db.PaymentIntentInsert(ctx, pi))
+
+		got, card, err := db.PaymentIntentGetWithCard(ctx, s.ID, pi.ID, "")
+		require.NoError(t, err)
+		if diff := cmp.Diff(pi, got); diff != "" {
+			t.Errorf("the intent (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(own, card); diff != "" {
+			t.Errorf("the intent's own card (-want +got):\n%s", diff)
+		}
+		_, card, err = db.PaymentIntentGetWithCard(ctx, s.ID, pi.ID, named.ID)
+		require.NoError(t, err)
+		require.Equal(t, named.ID, card.ID, "the card asked for")
+
+		// No such card, another store's card, an intent without a card.
+		_, card, err = db.PaymentIntentGetWithCard(ctx, s.ID, pi.ID, keelpay.NewID(keelpay.PrefixCard))
+		require.NoError(t, err)
+		require.Nil(t, card)
+		other := insertStore(t, db)
+		theirs := newCard(other.ID, t0)
+		require.NoError(t, db.CardInsert(ctx, theirs))
+		_, card, err = db.PaymentIntentGetWithCard(ctx, s.ID, pi.ID, theirs.ID)
+		require.NoError(t, err)
+		require.Nil(t, card, "another store's card")
+		bare := NewIntentRecord(s.ID, t0)
+		require.NoError(t, db.PaymentIntentInsert(ctx, bare))
+		got, card, err = db.PaymentIntentGetWithCard(ctx, s.ID, bare.ID, "")
+		require.NoError(t, err)
+		require.Equal(t, bare.ID, got.ID)
+		require.Nil(t, card)
+
+		// No such intent for the store.
+		_, _, err = db.PaymentIntentGetWithCard(ctx, other.ID, pi.ID, named.ID)
+		require.ErrorIs(t, err, storage.ErrNotFound)
+		_, _, err = db.PaymentIntentGetWithCard(ctx, s.ID, keelpay.NewID(keelpay.PrefixPaymentIntent), "")
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	})
+
 	t.Run("PaymentIntentGetByAttempt", func(t *testing.T) {
 		t.Parallel()
 		db := newStorage(t)

@@ -202,6 +202,13 @@ func (x executor) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIn
 	return err
 }
 
+func (x executor) PaymentIntentGetWithCard(ctx context.Context, storeID, id, cardID string) (*keelpay.PaymentIntent, *keelpay.Card, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.PaymentIntentGetWithCard")
+	r0, r1, err := x.Executor.PaymentIntentGetWithCard(ctx, storeID, id, cardID)
+	endStorage(span, err)
+	return r0, r1, err
+}
+
 func (x executor) PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error) {
 	ctx, span := x.tracer.Start(ctx, "storage.PaymentIntentGet")
 	r0, err := x.Executor.PaymentIntentGet(ctx, storeID, id)

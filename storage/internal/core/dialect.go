@@ -76,6 +76,10 @@ type Conn interface {
 	// that row; both take args. It reports whether write changed a row
 	// and, if not, whether exists found one.
 	Versioned(ctx context.Context, write, exists string, args ...any) (wrote, found bool, err error)
+	// QueryRows runs the queries, each on its own arguments, and scans
+	// each one's row with its Scan, in order; the first error ends it.
+	// PostgreSQL sends them in one round trip.
+	QueryRows(ctx context.Context, qs []RowQuery) error
 	// Send runs write, a statement whose only result is its error. With
 	// gone set, write must change a row: when it changes none, the error
 	// is conflict when exists (a SELECT of the row on the same args; ""
@@ -85,6 +89,13 @@ type Conn interface {
 	// error is then returned there (see storage.Storage.WithTx). [SendNow]
 	// runs it at once.
 	Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error
+}
+
+// RowQuery is a query of [Conn.QueryRows] and the scan of its row.
+type RowQuery struct {
+	SQL  string
+	Args []any
+	Scan func(Row) error
 }
 
 // SendNow is [Conn.Send] on w, run at once, for adapters that hold

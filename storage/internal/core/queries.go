@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -44,6 +45,9 @@ type SQL struct {
 	IntentGet string
 	// IntentGetByAttempt: attempt_id.
 	IntentGetByAttempt string
+	// CardOfIntent reads a card: store_id, an intent's id, the card's id
+	// ("" for the intent's own card).
+	CardOfIntent string
 	// IntentExists (Versioned with the update PaymentIntentUpdate
 	// derives): id, store_id.
 	IntentExists string
@@ -366,6 +370,27 @@ func (q *Queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIn
 // PaymentIntentGet implements storage.Executor.
 func (q *Queries) PaymentIntentGet(ctx context.Context, storeID, id string) (*keelpay.PaymentIntent, error) {
 	return q.ScanIntent(q.R.QueryRow(ctx, q.SQL.IntentGet, storeID, id))
+}
+
+// PaymentIntentGetWithCard implements storage.Executor.
+func (q *Queries) PaymentIntentGetWithCard(ctx context.Context, storeID, id, cardID string) (pi *keelpay.PaymentIntent, card *keelpay.Card, err error) {
+	err = q.R.QueryRows(ctx, []RowQuery{
+		{SQL: q.SQL.IntentGet, Args: []any{storeID, id}, Scan: func(row Row) (err error) {
+			pi, err = q.ScanIntent(row)
+			return err
+		}},
+		{SQL: q.SQL.CardOfIntent, Args: []any{storeID, id, cardID}, Scan: func(row Row) (err error) {
+			card, err = q.ScanCard(row)
+			if errors.Is(err, storage.ErrNotFound) {
+				card, err = nil, nil
+			}
+			return err
+		}},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return pi, card, nil
 }
 
 // PaymentIntentGetByAttempt implements storage.Executor.

@@ -38,6 +38,8 @@ func (s *SQL) Standard(d Dialect) {
 
 	set(&s.IntentInsert, insert("payment_intents", IntentColumns, intentColumnCount))
 	set(&s.IntentGet, `SELECT `+s.IntentSelect+` FROM payment_intents WHERE store_id = `+p(1)+` AND id = `+p(2))
+	set(&s.CardOfIntent, `SELECT `+CardColumns+` FROM cards WHERE store_id = `+p(1)+` AND id = coalesce(nullif(`+p(3)+`, ''),
+		(SELECT card_id FROM payment_intents WHERE store_id = `+p(1)+` AND id = `+p(2)+`))`)
 	set(&s.IntentGetByAttempt, `SELECT `+s.IntentSelect+` FROM payment_intents WHERE attempt_id = `+p(1))
 	set(&s.IntentExists, `SELECT 1 FROM payment_intents WHERE id = `+p(1)+` AND store_id = `+p(2))
 	set(&s.IntentList, `SELECT `+s.IntentSelect+` FROM payment_intents`)
