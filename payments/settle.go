@@ -61,6 +61,9 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 			return nil, false, err
 		}
 	}
+	after := st.next
+	after.Version = prev.Version + 1
+	answer := renderAnswer(key, &after)
 	for range 3 {
 		// The event is written with the change, and the dispatcher woken
 		// once it is committed.
@@ -82,12 +85,10 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 			// When a request with an idempotency key makes this change,
 			// its answer is stored with it: a retry after a crash gets
 			// this answer, not a second run.
-			n.Version = prev.Version + 1
-			return finishIntent(ctx, tx, key, http.StatusOK, &n)
+			return finishIntent(ctx, tx, key, http.StatusOK, n.ID, answer)
 		}, ev)
 		if err == nil {
-			next := st.next
-			next.Version = prev.Version + 1
+			next := after
 			if st.outcome != "" {
 				s.metrics.attempts.WithLabelValues(st.outcome, st.code).Inc()
 			}
@@ -212,11 +213,23 @@ func attemptAttrs(pi *keelpay.PaymentIntent, more ...any) []any {
 	}, more...)
 }
 
-// finishIntent stores, with the change in tx, the answer status and intent
-// pi of the request that holds key; nothing without a key.
-func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, status int, pi *keelpay.PaymentIntent) error {
+// renderAnswer renders intent pi as the answer of the request that holds
+// key, nil without a key. It is rendered before the transaction that
+// stores it (finishIntent), so that the work is not done in the
+// transaction, which an embedded database runs on its one writer.
+func renderAnswer(key *idempotency.Key, pi *keelpay.PaymentIntent) []byte {
 	if key == nil {
 		return nil
 	}
-	return key.Finish(ctx, tx, pi.ID, status, AppendIntentJSON(nil, pi, true))
+	return AppendIntentJSON(nil, pi, true)
+}
+
+// finishIntent stores, with the change in tx, the answer status and body
+// (renderAnswer) about intent id of the request that holds key; nothing
+// without a key.
+func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, status int, id string, answer []byte) error {
+	if key == nil {
+		return nil
+	}
+	return key.Finish(ctx, tx, id, status, answer)
 }
