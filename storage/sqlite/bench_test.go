@@ -73,3 +73,31 @@ func BenchmarkEventList(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCardGet is the read of a saved card in each payment's create
+// and confirm, from the reader pool.
+func BenchmarkCardGet(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	st := storagetest.NewStoreRecord(now)
+	if err := db.StoreInsert(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	c := &keelpay.Card{ID: keelpay.NewID("card_"), StoreID: st.ID, CustomerID: "cus_bench", CardSessionID: keelpay.NewID("cs_"),
+		ProviderToken: "tok_" + strings.Repeat("x", 24), Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2035,
+		Status: keelpay.CardActive, CreatedAt: now}
+	if err := db.CardInsert(ctx, c); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.CardGet(ctx, st.ID, c.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
