@@ -457,3 +457,26 @@ func TestSwitches(t *testing.T) {
 		})
 	}
 }
+
+// A saved card charged once is still refused to another merchant, and
+// its behaviour holds at every charge.
+func TestSavedCardChargedAgainKeepsItsMerchantAndBehaviour(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	declined, err := b.sb.SaveCard(b.ctx, provider.SaveCardRequest{MerchantID: merchant, Number: sandbox.CardDeclined, ExpMonth: 1, ExpYear: 2031})
+	require.NoError(t, err)
+	for i := range 3 {
+		got, err := b.sb.Charge(b.ctx, provider.ChargeRequest{MerchantID: merchant, AttemptID: "att_own_" + strconv.Itoa(i),
+			CardToken: declined.Token, Amount: 100, Currency: "EUR"})
+		require.NoError(t, err)
+		require.Equal(t, provider.ChargeFailed, got.Status)
+		require.Equal(t, provider.FailureCardDeclined, got.Failure.Code)
+		require.Equal(t, declined.Last4, got.Card.Last4)
+	}
+	got, err := b.sb.Charge(b.ctx, provider.ChargeRequest{MerchantID: "merch_other", AttemptID: "att_other",
+		CardToken: declined.Token, Amount: 100, Currency: "EUR"})
+	require.NoError(t, err)
+	require.Equal(t, provider.ChargeFailed, got.Status)
+	require.Equal(t, provider.FailureInvalidRequest, got.Failure.Code)
+	require.Zero(t, b.sb.Charges())
+}

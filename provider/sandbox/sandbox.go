@@ -72,6 +72,7 @@ type Sandbox struct {
 	mu            sync.Mutex
 	db            *sql.DB
 	stmts         map[string]*sql.Stmt // prepared once, see prepare
+	cards         map[string]*card     // saved cards read before, by token (see savedCard)
 	baseURL       string
 	notify        provider.NotifyFunc
 	apps          map[string]AppBehavior // SetApplication, by client id
@@ -108,6 +109,7 @@ func Open(ctx context.Context, cfg Config) (*Sandbox, error) {
 		stmts:   stmts,
 		baseURL: cfg.BaseURL,
 		apps:    map[string]AppBehavior{},
+		cards:   map[string]*card{},
 	}, nil
 }
 

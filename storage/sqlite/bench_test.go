@@ -73,3 +73,79 @@ func BenchmarkEventList(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCardGet is the read of a saved card in each payment's create
+// and confirm, from the reader pool.
+func BenchmarkCardGet(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	st := storagetest.NewStoreRecord(now)
+	if err := db.StoreInsert(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	c := &keelpay.Card{ID: keelpay.NewID("card_"), StoreID: st.ID, CustomerID: "cus_bench", CardSessionID: keelpay.NewID("cs_"),
+		ProviderToken: "tok_" + strings.Repeat("x", 24), Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2035,
+		Status: keelpay.CardActive, CreatedAt: now}
+	if err := db.CardInsert(ctx, c); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.CardGet(ctx, st.ID, c.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDeliveryRecord is the dispatcher's record of a round of
+// attempts: 32 claimed deliveries delivered, with their attempts, in one
+// transaction. Its figures are per round.
+func BenchmarkDeliveryRecord(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	st := storagetest.NewStoreRecord(now)
+	if err := db.StoreInsert(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	const n = 32
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			for range n {
+				if err := tx.EventInsert(ctx, storagetest.NewEventRecord(st.ID, keelpay.EventPaymentIntentSucceeded, now)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		jobs, err := db.DeliveryClaimDue(ctx, storage.DeliveryClaimParams{Now: now, LeaseUntil: now.Add(time.Minute),
+			Limit: n, PerStore: n, LeaseToken: keelpay.NewID("lease_")})
+		if err != nil || len(jobs) != n {
+			b.Fatal(len(jobs), err)
+		}
+		results := make([]storage.DeliveryResult, n)
+		for i, j := range jobs {
+			results[i] = storage.DeliveryResult{EventID: j.EventID, LeaseToken: j.LeaseToken,
+				Delivery: keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 1, LastAttemptAt: now, LastStatusCode: 204},
+				Attempt:  &keelpay.DeliveryAttempt{ID: keelpay.NewID("att_"), StartedAt: now, Duration: time.Millisecond, StatusCode: 204}}
+		}
+		b.StartTimer()
+		if err := db.DeliveryRecord(ctx, results); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -9,7 +9,11 @@ import (
 var sqlText = func() *core.SQL {
 	s := &core.SQL{
 		// A payment intent is read as one value (see jsonRow).
-		IntentSelect:     `json_array(` + core.IntentColumns + `)`,
+		IntentSelect: `json_array(` + core.IntentColumns + `)`,
+		// So is a card: read twice in each payment (its create and its
+		// confirm), its eleven columns were eleven names the driver
+		// fetched at every read.
+		CardGet:          jsonSelect + core.CardColumns + `) FROM cards WHERE store_id = ?1 AND id = ?2`,
 		CardSessionPurge: cardSessionPurgeQuery,
 		EventSeq:         eventSeqQuery,
 		IntentListReconcileDue: jsonSelect + core.IntentColumns + `) FROM payment_intents

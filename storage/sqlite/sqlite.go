@@ -230,8 +230,9 @@ type txRequest struct {
 }
 
 // WithTx runs fn in a transaction on the writer. Transactions that arrive
-// while another commits are committed together: each runs inside its own
-// savepoint, so one that fails rolls back alone, and all share one fsync.
+// while another commits are committed together, sharing one fsync; one
+// that fails rolls back alone (see commitBatch), the others may then run
+// again.
 // Once fn started, WithTx waits for the commit even if ctx is canceled, so
 // that a nil error always means committed and an error always means not.
 func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storage.Executor) error) error {
@@ -310,31 +311,76 @@ func (db *DB) releaseWriterMemory(since int64) int64 {
 	return n
 }
 
+// commitBatch commits the transactions of batch together. It first runs
+// them one after the other in one transaction, none in a savepoint of its
+// own: a savepoint copies every page a transaction changes into a journal
+// in memory before the change, and with most transactions of a batch
+// touching the same pages (the ends of the tables and indexes they append
+// to, the status counts) that copying and the two statements around each
+// transaction were a good part of the writer's work. When one of them
+// fails (an error or a panic), the whole transaction is rolled back: that
+// one is answered with its failure, its writes gone, and the others are
+// run again (storage.Storage allows it) in savepoints, as before, so that
+// a second failure costs no third run.
 func (db *DB) commitBatch(batch []*txRequest) {
+	if rest, ok := db.commitTogether(batch); !ok {
+		db.commitSavepoints(rest)
+	}
+}
+
+// commitTogether runs the transactions of batch without savepoints and
+// commits them. When one fails, it rolls everything back, answers the
+// failed one and returns the others, unanswered, with ok false.
+func (db *DB) commitTogether(batch []*txRequest) (rest []*txRequest, ok bool) {
+	ctx := context.Background()
+	w := db.wc
+	if _, err := w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		db.finish(batch, mapErr(err))
+		return nil, true
+	}
+	q := newQueries(db, w, w)
+	n := 0
+	for i, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			req.err = err
+			continue
+		}
+		req.pan, req.err = runFn(context.WithValue(context.WithoutCancel(req.ctx), inTxKey{}, true), q, req.fn)
+		if req.err != nil || req.pan != nil {
+			_, _ = w.ExecContext(ctx, "ROLLBACK")
+			// Those before i either ran (and run again) or were
+			// canceled (and are answered now); those after i have not
+			// run.
+			answered := []*txRequest{req}
+			for _, other := range batch[:i] {
+				if other.err != nil {
+					answered = append(answered, other)
+				} else {
+					rest = append(rest, other)
+				}
+			}
+			db.finish(answered, nil)
+			return append(rest, batch[i+1:]...), false
+		}
+		n++
+	}
+	db.commit(batch, n)
+	return nil, true
+}
+
+// commitSavepoints runs each transaction of batch in a savepoint of its
+// own, so that one that fails rolls back alone, and commits them.
+func (db *DB) commitSavepoints(batch []*txRequest) {
 	// The batch ignores its callers' cancellations: an interrupted
 	// statement would roll back every transaction of the batch.
 	ctx := context.Background()
 	w := db.wc
-	finish := func(err error) {
-		// Whether it committed or not, a batch that wrote a store moves
-		// the epoch before any of its callers learns the outcome.
-		if db.storesWritten {
-			db.storesWritten = false
-			db.epoch.e.Bump()
-		}
-		for _, req := range batch {
-			if req.err == nil && req.pan == nil {
-				req.err = err
-			}
-			close(req.done)
-		}
-	}
 	abort := func(err error) {
 		_, _ = w.ExecContext(ctx, "ROLLBACK")
-		finish(mapErr(err))
+		db.finish(batch, mapErr(err))
 	}
 	if _, err := w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		finish(mapErr(err))
+		db.finish(batch, mapErr(err))
 		return
 	}
 	q := newQueries(db, w, w)
@@ -363,18 +409,44 @@ func (db *DB) commitBatch(batch []*txRequest) {
 			return
 		}
 	}
+	db.commit(batch, ok)
+}
+
+// commit commits the transaction of batch, in which ok transactions
+// succeeded, or rolls it back when none did, and answers batch.
+func (db *DB) commit(batch []*txRequest, ok int) {
+	ctx := context.Background()
+	w := db.wc
 	if ok == 0 {
 		_, err := w.ExecContext(ctx, "ROLLBACK")
-		finish(mapErr(err))
+		db.finish(batch, mapErr(err))
 		return
 	}
 	if _, err := w.ExecContext(ctx, "COMMIT"); err != nil {
-		abort(err)
+		_, _ = w.ExecContext(ctx, "ROLLBACK")
+		db.finish(batch, mapErr(err))
 		return
 	}
 	db.txs.Add(int64(ok))
 	db.commits.Add(1)
-	finish(nil)
+	db.finish(batch, nil)
+}
+
+// finish answers the requests of batch: each with its own failure, or
+// else with err (nil: committed).
+func (db *DB) finish(batch []*txRequest, err error) {
+	// Whether it committed or not, a batch that wrote a store moves the
+	// epoch before any of its callers learns the outcome.
+	if db.storesWritten {
+		db.storesWritten = false
+		db.epoch.e.Bump()
+	}
+	for _, req := range batch {
+		if req.err == nil && req.pan == nil {
+			req.err = err
+		}
+		close(req.done)
+	}
 }
 
 func runFn(ctx context.Context, q *queries, fn func(context.Context, storage.Executor) error) (pan any, err error) {
