@@ -13,7 +13,9 @@ var sqlText = func() *core.SQL {
 		// So is a card: read twice in each payment (its create and its
 		// confirm), its eleven columns were eleven names the driver
 		// fetched at every read.
-		CardGet:          jsonSelect + core.CardColumns + `) FROM cards WHERE store_id = ?1 AND id = ?2`,
+		CardGet: jsonSelect + core.CardColumns + `) FROM cards WHERE store_id = ?1 AND id = ?2`,
+		CardOfIntent: jsonSelect + core.CardColumns + `) FROM cards WHERE store_id = ?1 AND id = coalesce(nullif(?3, ''),
+			(SELECT card_id FROM payment_intents WHERE store_id = ?1 AND id = ?2))`,
 		CardSessionPurge: cardSessionPurgeQuery,
 		EventSeq:         eventSeqQuery,
 		IntentListReconcileDue: jsonSelect + core.IntentColumns + `) FROM payment_intents
