@@ -66,6 +66,33 @@ func TestIntentJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// AppendIntentJSON, which renders the intent without building its wire
+// object, writes what encoding/json writes of the wire object, for the
+// secret key's view and the browser's.
+func TestAppendIntentJSONMatchesTheWireObject(t *testing.T) {
+	zero := time.Unix(0, 0)
+	pending := fullIntent()
+	pending.Status = keelpay.IntentProcessing // the reason marks a cancel in progress
+	cases := map[string]*keelpay.PaymentIntent{
+		"every field": fullIntent(),
+		"no optional field": {ID: "pi_2", Status: keelpay.IntentRequiresPaymentMethod, Currency: "EUR",
+			Customer: keelpay.Customer{ID: "cus_2"}, ExpiresAt: zero, CreatedAt: zero},
+		"a reason while not canceled": pending,
+		"empty metadata and origins": {ID: "pi_3", Metadata: map[string]string{}, PageOrigins: []string{},
+			Customer: keelpay.Customer{ID: "cus_3", Email: "e@x.example"}, SucceededAt: zero.Add(time.Second)},
+		"the zero intent": {},
+	}
+	for name, pi := range cases {
+		for _, personal := range []bool{true, false} {
+			want, err := json.Marshal(payments.NewIntentObject(pi, personal))
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(payments.AppendIntentJSON(nil, pi, personal)), "%s, personal %v", name, personal)
+			list := payments.IntentListJSON([]*keelpay.PaymentIntent{pi, pi}, true, personal)
+			require.Equal(t, `{"object":"list","data":[`+string(want)+","+string(want)+`],"has_more":true}`, string(list))
+		}
+	}
+}
+
 // writeIntent sends the same response as before it had its own
 // path: the body, a newline, and its headers.
 func TestWriteIntent(t *testing.T) {
@@ -88,10 +115,13 @@ func FuzzIntentJSON(f *testing.F) {
 		pi := fullIntent()
 		pi.Customer.Name, pi.Description, pi.Metadata = name, description, map[string]string{key: value, "z": name}
 		pi.PageOrigins = []string{origin}
-		o := payments.NewIntentObject(pi, true)
-		want, err := json.Marshal(o)
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(o.AppendJSON(nil)))
+		for _, personal := range []bool{true, false} {
+			o := payments.NewIntentObject(pi, personal)
+			want, err := json.Marshal(o)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(o.AppendJSON(nil)))
+			require.Equal(t, string(want), string(payments.AppendIntentJSON(nil, pi, personal)))
+		}
 	})
 }
 
