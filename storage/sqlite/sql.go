@@ -8,8 +8,10 @@ import (
 // parameters): SQLite's own, and the standard ones.
 var sqlText = func() *core.SQL {
 	s := &core.SQL{
-		// A payment intent is read as one value (see jsonRow).
-		IntentSelect:     `json_array(` + core.IntentColumns + `)`,
+		// A payment intent is read as one value (see jsonRow), named:
+		// the driver reads the name of the column at every query, and an
+		// expression's name is its whole text.
+		IntentSelect:     `json_array(` + core.IntentColumns + `) AS intent`,
 		CardSessionPurge: cardSessionPurgeQuery,
 		EventSeq:         eventSeqQuery,
 		IntentListReconcileDue: jsonSelect + core.IntentColumns + `) FROM payment_intents
