@@ -167,11 +167,34 @@ func (a *api) middleware(next http.Handler) http.Handler {
 			if st.storeID != "" {
 				attrs = append(attrs, slog.String("store_id", st.storeID))
 			}
-			a.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+			a.logRequest(ctx, attrs)
 		}()
 		next.ServeHTTP(sw, r)
 	})
 }
+
+// logRequest logs a request's line as a.log.LogAttrs would from the
+// middleware, but finds the line's source (for a handler that shows it)
+// once: LogAttrs walks the stack for it at every line, which costs more
+// than the rest of the call but the handler's formatting and write.
+func (a *api) logRequest(ctx context.Context, attrs []slog.Attr) {
+	if !a.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	pc := requestLogPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(2, pcs[:]) // Callers, logRequest: the middleware's call
+		pc = pcs[0]
+		requestLogPC.Store(pc)
+	}
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", pc)
+	r.AddAttrs(attrs...)
+	_ = a.log.Handler().Handle(ctx, r)
+}
+
+// requestLogPC is the source of the request lines, found by the first.
+var requestLogPC atomic.Uintptr
 
 // startSpan starts the server span of a request, under the caller's span
 // when the global propagator finds one in the headers. Its name is the
