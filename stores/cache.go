@@ -51,6 +51,19 @@ func (c *keyCache[K]) load(ctx context.Context, k K, read func(context.Context) 
 	if st != nil {
 		return st, nil
 	}
+	return c.miss(ctx, k, epoch, keep, read)
+}
+
+// cached returns a copy of the store cached under k, when the cache may
+// serve it, or nil: a caller that builds its read only on a miss (see
+// load) makes no allocation for a hit but the copy.
+func (c *keyCache[K]) cached(k K) *keelpay.Store {
+	st, _, _ := c.get(k)
+	return st
+}
+
+// miss is load after get found nothing.
+func (c *keyCache[K]) miss(ctx context.Context, k K, epoch uint64, keep bool, read func(context.Context) (*keelpay.Store, error)) (*keelpay.Store, error) {
 	if !keep {
 		return read(ctx)
 	}
