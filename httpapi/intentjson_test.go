@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -155,3 +157,20 @@ type discard struct{ h map[string][]string }
 func (d discard) Header() http.Header         { return d.h }
 func (d discard) Write(p []byte) (int, error) { return len(p), nil }
 func (d discard) WriteHeader(int)             {}
+
+// writeRaw's Content-Length is the body's length and its newline, for
+// lengths it has made before and lengths it makes once per answer.
+func TestWriteRawContentLength(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 99, 100, 8189, 8190, 8191, 8192, 20000} {
+		for range 2 {
+			rec := httptest.NewRecorder()
+			writeRaw(rec, http.StatusOK, bytes.Repeat([]byte("x"), n))
+			require.Equal(t, []string{strconv.Itoa(n + 1)}, rec.Header()["Content-Length"])
+			require.Equal(t, []string{"application/json"}, rec.Header()["Content-Type"])
+			require.Equal(t, n+1, rec.Body.Len())
+			// A handler adding a value does not change the next answer's.
+			rec.Header().Add("Content-Type", "text/plain")
+			rec.Header().Add("Content-Length", "0")
+		}
+	}
+}
