@@ -17,6 +17,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/idempotency"
+	"github.com/keelpay/keelpay/internal/statuswriter"
 	"github.com/keelpay/keelpay/internal/tracing"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/refunds"
@@ -334,14 +335,28 @@ func RemoteHost(r *http.Request) string {
 }
 
 // requestState is what the middleware learns about a request while it is
-// handled: the route it matched and the store it authenticated.
+// handled: the route it matched and the store it authenticated. It is
+// the context the middleware gives the request (under the request id's),
+// and holds the writer that remembers the status.
 type requestState struct {
-	id      string
-	route   string
-	storeID string
+	context.Context
+	id       string
+	route    string
+	storeID  string
+	sw       statuswriter.Writer
+	idHeader [1]string // the Request-Id header's value
 }
 
 type stateKey struct{}
+
+// Value answers stateKey with the state itself, and any other key from
+// the request's own context.
+func (s *requestState) Value(key any) any {
+	if key == (stateKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
 
 func state(ctx context.Context) *requestState {
 	s, _ := ctx.Value(stateKey{}).(*requestState)

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -66,6 +68,33 @@ func TestIntentJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// AppendIntentJSON, which renders the intent without building its wire
+// object, writes what encoding/json writes of the wire object, for the
+// secret key's view and the browser's.
+func TestAppendIntentJSONMatchesTheWireObject(t *testing.T) {
+	zero := time.Unix(0, 0)
+	pending := fullIntent()
+	pending.Status = keelpay.IntentProcessing // the reason marks a cancel in progress
+	cases := map[string]*keelpay.PaymentIntent{
+		"every field": fullIntent(),
+		"no optional field": {ID: "pi_2", Status: keelpay.IntentRequiresPaymentMethod, Currency: "EUR",
+			Customer: keelpay.Customer{ID: "cus_2"}, ExpiresAt: zero, CreatedAt: zero},
+		"a reason while not canceled": pending,
+		"empty metadata and origins": {ID: "pi_3", Metadata: map[string]string{}, PageOrigins: []string{},
+			Customer: keelpay.Customer{ID: "cus_3", Email: "e@x.example"}, SucceededAt: zero.Add(time.Second)},
+		"the zero intent": {},
+	}
+	for name, pi := range cases {
+		for _, personal := range []bool{true, false} {
+			want, err := json.Marshal(payments.NewIntentObject(pi, personal))
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(payments.AppendIntentJSON(nil, pi, personal)), "%s, personal %v", name, personal)
+			list := payments.IntentListJSON([]*keelpay.PaymentIntent{pi, pi}, true, personal)
+			require.Equal(t, `{"object":"list","data":[`+string(want)+","+string(want)+`],"has_more":true}`, string(list))
+		}
+	}
+}
+
 // writeIntent sends the same response as before it had its own
 // path: the body, a newline, and its headers.
 func TestWriteIntent(t *testing.T) {
@@ -88,10 +117,13 @@ func FuzzIntentJSON(f *testing.F) {
 		pi := fullIntent()
 		pi.Customer.Name, pi.Description, pi.Metadata = name, description, map[string]string{key: value, "z": name}
 		pi.PageOrigins = []string{origin}
-		o := payments.NewIntentObject(pi, true)
-		want, err := json.Marshal(o)
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(o.AppendJSON(nil)))
+		for _, personal := range []bool{true, false} {
+			o := payments.NewIntentObject(pi, personal)
+			want, err := json.Marshal(o)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(o.AppendJSON(nil)))
+			require.Equal(t, string(want), string(payments.AppendIntentJSON(nil, pi, personal)))
+		}
 	})
 }
 
@@ -125,3 +157,20 @@ type discard struct{ h map[string][]string }
 func (d discard) Header() http.Header         { return d.h }
 func (d discard) Write(p []byte) (int, error) { return len(p), nil }
 func (d discard) WriteHeader(int)             {}
+
+// writeRaw's Content-Length is the body's length and its newline, for
+// lengths it has made before and lengths it makes once per answer.
+func TestWriteRawContentLength(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 99, 100, 8189, 8190, 8191, 8192, 20000} {
+		for range 2 {
+			rec := httptest.NewRecorder()
+			writeRaw(rec, http.StatusOK, bytes.Repeat([]byte("x"), n))
+			require.Equal(t, []string{strconv.Itoa(n + 1)}, rec.Header()["Content-Length"])
+			require.Equal(t, []string{"application/json"}, rec.Header()["Content-Type"])
+			require.Equal(t, n+1, rec.Body.Len())
+			// A handler adding a value does not change the next answer's.
+			rec.Header().Add("Content-Type", "text/plain")
+			rec.Header().Add("Content-Length", "0")
+		}
+	}
+}

@@ -4,18 +4,24 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/httpapi"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/stores"
 )
 
 // scrape reads GET /metrics with the Prometheus text parser.
@@ -123,4 +129,71 @@ func TestEveryLogLineOfARequestCarriesItsRequestID(t *testing.T) {
 	require.Equal(t, "/v1/payment_intents/{id}/confirm", last["route"])
 	require.IsType(t, float64(0), last["duration_seconds"])
 	require.NotContains(t, last, "duration")
+}
+
+// TestTheLineAndSeriesOfARead: a read of an intent is logged with its
+// fields in their order, the line's source the middleware (for a handler
+// that shows sources), the request id of its Request-Id header, and
+// counted in its series, read after read.
+func TestTheLineAndSeriesOfARead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.shop(t, "app_shop")
+	id := b.createIntent(t, s, intentBody(s, 1000)).str("id")
+
+	var logs syncBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{AddSource: true}))
+	reg := prometheus.NewRegistry()
+	st := mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: b.clock, Provider: b.sandbox, Storage: b.db}))
+	srv := httptest.NewServer(newAPI(t, httpapi.Config{Clock: b.clock, Logger: logger, Metrics: reg, Storage: b.db, Stores: st}, b.sandbox))
+	t.Cleanup(srv.Close)
+	other := *b
+	other.srv = srv
+
+	var ids []string
+	for range 3 {
+		r := other.do(t, req{method: "GET", path: "/v1/payment_intents/" + id, key: s.sk})
+		require.Equal(t, http.StatusOK, r.Status)
+		require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+		require.Equal(t, strconv.Itoa(len(r.Raw)), r.Header.Get("Content-Length"))
+		ids = append(ids, r.Header.Get("Request-Id"))
+	}
+	other.do(t, req{method: "GET", path: "/v1/payment_intents/pi_nope", key: s.sk})
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 4)
+	for i, line := range lines[:3] {
+		// The keys in the order they are written.
+		var keys []string
+		dec := json.NewDecoder(strings.NewReader(line))
+		_, err := dec.Token()
+		require.NoError(t, err)
+		for dec.More() {
+			k, err := dec.Token()
+			require.NoError(t, err)
+			keys = append(keys, k.(string))
+			var skip json.RawMessage
+			require.NoError(t, dec.Decode(&skip))
+		}
+		require.Equal(t, []string{"time", "level", "source", "msg", "method", "route", "status", "duration_seconds", "store_id", "request_id"}, keys)
+		var l map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &l))
+		require.Equal(t, "request", l["msg"])
+		require.Equal(t, "GET", l["method"])
+		require.Equal(t, "/v1/payment_intents/{id}", l["route"])
+		require.Equal(t, 200.0, l["status"])
+		require.Equal(t, s.id, l["store_id"])
+		require.Equal(t, ids[i], l["request_id"])
+		require.True(t, strings.HasSuffix(l["source"].(map[string]any)["file"].(string), "httpapi/middleware.go"), "source %v", l["source"])
+	}
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	want := map[string]float64{"GET /v1/payment_intents/{id} 200": 3, "GET /v1/payment_intents/{id} 404": 1}
+	for _, f := range families {
+		switch f.GetName() {
+		case "keelpay_http_requests_total", "keelpay_http_request_duration_seconds":
+			require.Equal(t, want, counts(t, f), f.GetName())
+		}
+	}
 }

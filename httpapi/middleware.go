@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +28,55 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	// series holds the counter and histogram of each method, route and
+	// code seen so far, so that a request finds its two series with one
+	// lookup in a map that is never written, instead of hashing and
+	// checking its three labels twice (WithLabelValues). A new series
+	// copies the map under mu.
+	mu     sync.Mutex
+	series atomic.Pointer[map[seriesKey]*httpSeries]
+}
+
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+type httpSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// observe counts a request and its time under its method, route and
+// status code.
+func (m *httpMetrics) observe(method, route string, status int, seconds float64) {
+	k := seriesKey{method, route, status}
+	s := (*m.series.Load())[k]
+	if s == nil {
+		s = m.newSeries(k)
+	}
+	s.requests.Inc()
+	s.duration.Observe(seconds)
+}
+
+func (m *httpMetrics) newSeries(k seriesKey) *httpSeries {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *m.series.Load()
+	if s := old[k]; s != nil {
+		return s
+	}
+	code := strconv.Itoa(k.status)
+	s := &httpSeries{
+		requests: m.requests.WithLabelValues(k.method, k.route, code),
+		duration: m.duration.WithLabelValues(k.method, k.route, code),
+	}
+	series := make(map[seriesKey]*httpSeries, len(old)+1)
+	maps.Copy(series, old)
+	series[k] = s
+	m.series.Store(&series)
+	return s
 }
 
 // routeUnmatched is the route label of a path that no route has (the 404
@@ -50,6 +102,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	}, []string{"version", "goversion"})
 	buildInfo.WithLabelValues(keelpay.Version, runtime.Version()).Set(1)
 	reg.MustRegister(m.requests, m.duration, buildInfo)
+	m.series.Store(&map[seriesKey]*httpSeries{})
 	return m
 }
 
@@ -73,9 +126,12 @@ func methodLabel(method string) string {
 func (a *api) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{id: keelpay.NewID(keelpay.PrefixRequest), route: routeUnmatched}
-		ctx := keelpay.ContextWithRequestID(context.WithValue(r.Context(), stateKey{}, st), st.id)
-		sw := &statuswriter.Writer{ResponseWriter: w}
+		// One allocation holds the request's state, its context and the
+		// writer that remembers its status.
+		st := &requestState{Context: r.Context(), id: keelpay.NewID(keelpay.PrefixRequest), route: routeUnmatched}
+		st.sw.ResponseWriter = w
+		sw := &st.sw
+		ctx := keelpay.ContextWithRequestID(st, st.id)
 		if a.tracer != nil {
 			var span trace.Span
 			ctx, span = a.startSpan(ctx, r)
@@ -84,7 +140,8 @@ func (a *api) middleware(next http.Handler) http.Handler {
 			defer a.endSpan(span, r, sw, st)
 		}
 		r = r.WithContext(ctx)
-		w.Header().Set("Request-Id", st.id)
+		st.idHeader[0] = st.id
+		w.Header()["Request-Id"] = st.idHeader[:]
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -99,24 +156,45 @@ func (a *api) middleware(next http.Handler) http.Handler {
 				sw.Status = http.StatusOK
 			}
 			method := methodLabel(r.Method)
-			code := strconv.Itoa(sw.Status)
 			elapsed := time.Since(start).Seconds()
-			a.metrics.requests.WithLabelValues(method, st.route, code).Inc()
-			a.metrics.duration.WithLabelValues(method, st.route, code).Observe(elapsed)
-			attrs := []slog.Attr{
+			a.metrics.observe(method, st.route, sw.Status, elapsed)
+			var buf [5]slog.Attr
+			attrs := append(buf[:0],
 				slog.String("method", method),
 				slog.String("route", st.route),
 				slog.Int("status", sw.Status),
-				slog.Float64("duration_seconds", elapsed),
-			}
+				slog.Float64("duration_seconds", elapsed))
 			if st.storeID != "" {
 				attrs = append(attrs, slog.String("store_id", st.storeID))
 			}
-			a.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+			a.logRequest(ctx, attrs)
 		}()
 		next.ServeHTTP(sw, r)
 	})
 }
+
+// logRequest logs a request's line as a.log.LogAttrs would from the
+// middleware, but finds the line's source (for a handler that shows it)
+// once: LogAttrs walks the stack for it at every line, which costs more
+// than the rest of the call but the handler's formatting and write.
+func (a *api) logRequest(ctx context.Context, attrs []slog.Attr) {
+	if !a.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	pc := requestLogPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(2, pcs[:]) // Callers, logRequest: the middleware's call
+		pc = pcs[0]
+		requestLogPC.Store(pc)
+	}
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", pc)
+	r.AddAttrs(attrs...)
+	_ = a.log.Handler().Handle(ctx, r)
+}
+
+// requestLogPC is the source of the request lines, found by the first.
+var requestLogPC atomic.Uintptr
 
 // startSpan starts the server span of a request, under the caller's span
 // when the global propagator finds one in the headers. Its name is the

@@ -10,11 +10,12 @@ import (
 // parseQuery reads a query string strictly: unreadable is invalid_query, a
 // parameter not in allowed is unknown_parameter, a repeated one
 // duplicate_parameter (docs/api.md), each reported with details.field.
+// The map is for reading only: an empty query is the nil map.
 func parseQuery(raw string, allowed ...string) (map[string]string, error) {
-	out := map[string]string{}
 	if raw == "" {
-		return out, nil
+		return nil, nil
 	}
+	out := map[string]string{}
 	for _, part := range strings.Split(raw, "&") {
 		if part == "" {
 			continue

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
@@ -37,10 +38,34 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // status.
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	h["Content-Type"] = contentTypeJSON
+	h["Content-Length"] = contentLength(len(body) + 1)
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// contentTypeJSON is the value of every JSON answer's Content-Type
+// header, set as it is into the header map: net/http copies the values
+// when the status is written and never changes them, and an Add appends
+// to a slice of full capacity, which copies it.
+var contentTypeJSON = []string{"application/json"}[:1:1]
+
+// contentLengths are the Content-Length values of the bodies of up to
+// maxCachedLength bytes seen so far, each made once (see contentTypeJSON).
+var contentLengths [maxCachedLength + 1]atomic.Pointer[[]string]
+
+const maxCachedLength = 8191
+
+func contentLength(n int) []string {
+	if n > maxCachedLength {
+		return []string{strconv.Itoa(n)}
+	}
+	if v := contentLengths[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.Itoa(n)}[:1:1]
+	contentLengths[n].Store(&v)
+	return v
 }
 
 type errorBody struct {

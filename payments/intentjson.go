@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/wirejson"
@@ -16,12 +17,109 @@ import (
 // and an event cannot drift from what the API shows.
 
 // AppendIntentJSON appends the JSON of a payment intent to b (see
-// [NewIntentObject] for personal). b may be nil.
+// [NewIntentObject] for personal), the same bytes as
+// NewIntentObject(pi, personal).AppendJSON writes, from the intent itself:
+// it builds no wire object and formats no timestamp apart, so that the
+// answer of a read allocates nothing of its own. b may be nil.
 func AppendIntentJSON(b []byte, pi *keelpay.PaymentIntent, personal bool) []byte {
 	if b == nil {
 		b = make([]byte, 0, 1024)
 	}
-	return NewIntentObject(pi, personal).AppendJSON(b)
+	b = append(b, `{"id":`...)
+	b = wirejson.AppendString(b, pi.ID)
+	b = append(b, `,"object":"`+ObjectPaymentIntent+`","status":`...)
+	b = wirejson.AppendString(b, string(pi.Status))
+	b = append(b, `,"amount":`...)
+	b = strconv.AppendInt(b, pi.Amount, 10)
+	b = append(b, `,"currency":`...)
+	b = wirejson.AppendString(b, pi.Currency)
+	if personal && pi.ClientSecret != "" {
+		b = append(b, `,"client_secret":`...)
+		b = wirejson.AppendString(b, pi.ClientSecret)
+	}
+	b = append(b, `,"customer":{"id":`...)
+	b = wirejson.AppendString(b, pi.Customer.ID)
+	if personal {
+		b = appendOptional(b, `,"name":`, pi.Customer.Name)
+		b = appendOptional(b, `,"email":`, pi.Customer.Email)
+		b = appendOptional(b, `,"phone":`, pi.Customer.Phone)
+	}
+	b = append(b, `},"description":`...)
+	b = appendEmptyNull(b, pi.Description)
+	b = append(b, `,"reference":`...)
+	b = appendEmptyNull(b, pi.Reference)
+	b = append(b, `,"metadata":`...)
+	if pi.Metadata == nil {
+		b = append(b, "{}"...)
+	} else {
+		b = appendMap(b, pi.Metadata)
+	}
+	if personal && pi.Billing != nil {
+		b = appendBilling(b, pi.Billing)
+	}
+	b = append(b, `,"page_origins":`...)
+	if pi.PageOrigins == nil {
+		b = append(b, "[]"...)
+	} else {
+		b = appendStrings(b, pi.PageOrigins)
+	}
+	b = append(b, `,"card":`...)
+	b = appendEmptyNull(b, pi.CardID)
+	b = append(b, `,"payment_method":`...)
+	b = appendPaymentMethod(b, pi.PaymentMethod)
+	b = appendOptional(b, `,"authorization_code":`, pi.AuthorizationCode)
+	b = appendOptional(b, `,"order_id":`, pi.OrderID)
+	b = append(b, `,"refund":`...)
+	b = appendEmptyNull(b, pi.RefundID)
+	if !pi.SucceededAt.IsZero() {
+		b = appendTimestamp(append(b, `,"succeeded_at":`...), pi.SucceededAt)
+	}
+	if pi.LastError != nil {
+		b = appendLastError(b, pi.LastError)
+	}
+	b = append(b, `,"next_action":`...)
+	b = appendNextAction(b, pi.NextAction)
+	// While an attempt is open the reason marks a cancel in progress; it
+	// is the intent's reason only once it is canceled (NewIntentObject).
+	if pi.Status == keelpay.IntentCanceled {
+		b = appendOptional(b, `,"cancellation_reason":`, pi.CancellationReason)
+	}
+	if len(pi.VoidedCharges) > 0 {
+		b = append(b, `,"voided_charges":[`...)
+		for i, v := range pi.VoidedCharges {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"attempt":`...)
+			b = wirejson.AppendString(b, v.AttemptID)
+			b = append(b, `,"amount":`...)
+			b = strconv.AppendInt(b, v.Amount, 10)
+			b = append(b, `,"currency":`...)
+			b = wirejson.AppendString(b, v.Currency)
+			b = appendTimestamp(append(b, `,"voided_at":`...), v.VoidedAt)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = appendTimestamp(append(b, `,"expires_at":`...), pi.ExpiresAt)
+	b = appendTimestamp(append(b, `,"created_at":`...), pi.CreatedAt)
+	return append(b, '}')
+}
+
+// appendTimestamp appends t as the JSON string timestamp(t) is: RFC 3339
+// UTC with seconds, which has nothing to escape.
+func appendTimestamp(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339)
+	return append(b, '"')
+}
+
+// appendEmptyNull appends s, or null when it is empty (nullable).
+func appendEmptyNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return wirejson.AppendString(b, s)
 }
 
 // CardSessionJSON is the JSON of a card session (see
@@ -43,7 +141,7 @@ func IntentListJSON(intents []*keelpay.PaymentIntent, hasMore, personal bool) []
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = NewIntentObject(pi, personal).AppendJSON(b)
+		b = AppendIntentJSON(b, pi, personal)
 	}
 	b = append(b, `],"has_more":`...)
 	b = strconv.AppendBool(b, hasMore)
@@ -89,32 +187,14 @@ func (o *IntentObject) AppendJSON(b []byte) []byte {
 	b = append(b, `,"metadata":`...)
 	b = appendMap(b, o.Metadata)
 	if o.Billing != nil {
-		b = append(b, `,"billing":{"country":`...)
-		b = wirejson.AppendString(b, o.Billing.Country)
-		b = appendOptional(b, `,"state":`, o.Billing.State)
-		b = appendOptional(b, `,"postal_code":`, o.Billing.PostalCode)
-		b = append(b, '}')
+		b = appendBilling(b, o.Billing)
 	}
 	b = append(b, `,"page_origins":`...)
 	b = appendStrings(b, o.PageOrigins)
 	b = append(b, `,"card":`...)
 	b = appendNullable(b, o.Card)
 	b = append(b, `,"payment_method":`...)
-	if pm := o.PaymentMethod; pm == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, `{"brand":`...)
-		b = wirejson.AppendString(b, pm.Brand)
-		b = append(b, `,"last4":`...)
-		b = wirejson.AppendString(b, pm.Last4)
-		b = append(b, `,"exp_month":`...)
-		b = strconv.AppendInt(b, int64(pm.ExpMonth), 10)
-		b = append(b, `,"exp_year":`...)
-		b = strconv.AppendInt(b, int64(pm.ExpYear), 10)
-		b = append(b, `,"saved":`...)
-		b = strconv.AppendBool(b, pm.Saved)
-		b = append(b, '}')
-	}
+	b = appendPaymentMethod(b, o.PaymentMethod)
 	b = appendOptional(b, `,"authorization_code":`, o.AuthorizationCode)
 	b = appendOptional(b, `,"order_id":`, o.OrderID)
 	b = append(b, `,"refund":`...)
@@ -123,24 +203,11 @@ func (o *IntentObject) AppendJSON(b []byte) []byte {
 		b = append(b, `,"succeeded_at":`...)
 		b = wirejson.AppendString(b, *o.SucceededAt)
 	}
-	if le := o.LastError; le != nil {
-		b = append(b, `,"last_error":{"code":`...)
-		b = wirejson.AppendString(b, le.Code)
-		b = appendOptional(b, `,"decline_code":`, le.DeclineCode)
-		b = append(b, `,"message":`...)
-		b = wirejson.AppendString(b, le.Message)
-		b = append(b, '}')
+	if o.LastError != nil {
+		b = appendLastError(b, o.LastError)
 	}
 	b = append(b, `,"next_action":`...)
-	if na := o.NextAction; na == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, `{"type":`...)
-		b = wirejson.AppendString(b, na.Type)
-		b = append(b, `,"url":`...)
-		b = wirejson.AppendString(b, na.URL)
-		b = append(b, '}')
-	}
+	b = appendNextAction(b, o.NextAction)
 	b = appendOptional(b, `,"cancellation_reason":`, o.CancellationReason)
 	if len(o.VoidedCharges) > 0 {
 		b = append(b, `,"voided_charges":[`...)
@@ -164,6 +231,55 @@ func (o *IntentObject) AppendJSON(b []byte) []byte {
 	b = wirejson.AppendString(b, o.ExpiresAt)
 	b = append(b, `,"created_at":`...)
 	b = wirejson.AppendString(b, o.CreatedAt)
+	return append(b, '}')
+}
+
+// appendBilling appends the billing member.
+func appendBilling(b []byte, bl *keelpay.Billing) []byte {
+	b = append(b, `,"billing":{"country":`...)
+	b = wirejson.AppendString(b, bl.Country)
+	b = appendOptional(b, `,"state":`, bl.State)
+	b = appendOptional(b, `,"postal_code":`, bl.PostalCode)
+	return append(b, '}')
+}
+
+// appendPaymentMethod appends the payment method, or null.
+func appendPaymentMethod(b []byte, pm *keelpay.PaymentMethod) []byte {
+	if pm == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"brand":`...)
+	b = wirejson.AppendString(b, pm.Brand)
+	b = append(b, `,"last4":`...)
+	b = wirejson.AppendString(b, pm.Last4)
+	b = append(b, `,"exp_month":`...)
+	b = strconv.AppendInt(b, int64(pm.ExpMonth), 10)
+	b = append(b, `,"exp_year":`...)
+	b = strconv.AppendInt(b, int64(pm.ExpYear), 10)
+	b = append(b, `,"saved":`...)
+	b = strconv.AppendBool(b, pm.Saved)
+	return append(b, '}')
+}
+
+// appendLastError appends the last_error member.
+func appendLastError(b []byte, le *keelpay.LastError) []byte {
+	b = append(b, `,"last_error":{"code":`...)
+	b = wirejson.AppendString(b, le.Code)
+	b = appendOptional(b, `,"decline_code":`, le.DeclineCode)
+	b = append(b, `,"message":`...)
+	b = wirejson.AppendString(b, le.Message)
+	return append(b, '}')
+}
+
+// appendNextAction appends the next action, or null.
+func appendNextAction(b []byte, na *keelpay.NextAction) []byte {
+	if na == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"type":`...)
+	b = wirejson.AppendString(b, na.Type)
+	b = append(b, `,"url":`...)
+	b = wirejson.AppendString(b, na.URL)
 	return append(b, '}')
 }
 

@@ -3,6 +3,7 @@ package stores
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"strconv"
 	"sync"
 
@@ -50,6 +51,19 @@ func (c *keyCache[K]) load(ctx context.Context, k K, read func(context.Context) 
 	if st != nil {
 		return st, nil
 	}
+	return c.miss(ctx, k, epoch, keep, read)
+}
+
+// cached returns a copy of the store cached under k, when the cache may
+// serve it, or nil: a caller that builds its read only on a miss (see
+// load) makes no allocation for a hit but the copy.
+func (c *keyCache[K]) cached(k K) *keelpay.Store {
+	st, _, _ := c.get(k)
+	return st
+}
+
+// miss is load after get found nothing.
+func (c *keyCache[K]) miss(ctx context.Context, k K, epoch uint64, keep bool, read func(context.Context) (*keelpay.Store, error)) (*keelpay.Store, error) {
 	if !keep {
 		return read(ctx)
 	}
@@ -71,11 +85,20 @@ func (c *keyCache[K]) load(ctx context.Context, k K, read func(context.Context) 
 	}
 }
 
-// clone is a copy of st that its holder may change.
+// clone is a copy of st that its holder may change: one allocation for
+// the store and a hash of the usual size.
 func clone(st *keelpay.Store) *keelpay.Store {
-	cp := *st
-	cp.SecretKeyHash = bytes.Clone(st.SecretKeyHash)
-	return &cp
+	if st.SecretKeyHash == nil || len(st.SecretKeyHash) > sha256.Size {
+		cp := *st
+		cp.SecretKeyHash = bytes.Clone(st.SecretKeyHash)
+		return &cp
+	}
+	cp := &struct {
+		st   keelpay.Store
+		hash [sha256.Size]byte
+	}{st: *st}
+	cp.st.SecretKeyHash = cp.hash[:copy(cp.hash[:], st.SecretKeyHash):len(st.SecretKeyHash)]
+	return &cp.st
 }
 
 // get returns a copy of the store cached under k, when the cache may

@@ -498,8 +498,11 @@ func (s *Service) Authenticate(ctx context.Context, secretKey string) (*keelpay.
 		return nil, ErrInvalidAPIKey()
 	}
 	sum := sha256.Sum256([]byte(secretKey))
+	if st := s.bySecret.cached(sum); st != nil {
+		return st, nil
+	}
+	hash := bytes.Clone(sum[:]) // a miss's own: a hit allocates nothing here
 	st, err := s.bySecret.load(ctx, sum, func(ctx context.Context) (*keelpay.Store, error) {
-		hash := bytes.Clone(sum[:])
 		st, err := s.cfg.Storage.StoreGetBySecretKeyHash(ctx, hash)
 		if err == nil && subtle.ConstantTimeCompare(st.SecretKeyHash, hash) != 1 {
 			return nil, storage.ErrNotFound
@@ -521,6 +524,9 @@ func (s *Service) Authenticate(ctx context.Context, secretKey string) (*keelpay.
 func (s *Service) AuthenticatePublishable(ctx context.Context, key string) (*keelpay.Store, error) {
 	if !keelpay.ValidID(keelpay.PrefixPublishableKey, key) {
 		return nil, ErrInvalidAPIKey()
+	}
+	if st := s.byPublishable.cached(key); st != nil {
+		return st, nil
 	}
 	st, err := s.byPublishable.load(ctx, key, func(ctx context.Context) (*keelpay.Store, error) {
 		return s.cfg.Storage.StoreGetByPublishableKey(ctx, key)

@@ -8,13 +8,15 @@ import (
 // parameters): SQLite's own, and the standard ones.
 var sqlText = func() *core.SQL {
 	s := &core.SQL{
-		// A payment intent is read as one value (see jsonRow).
-		IntentSelect: `json_array(` + core.IntentColumns + `)`,
+		// A payment intent is read as one value (see jsonRow), named:
+		// the driver reads the name of the column at every query, and an
+		// expression's name is its whole text.
+		IntentSelect: `json_array(` + core.IntentColumns + `) AS intent`,
 		// So is a card: read twice in each payment (its create and its
 		// confirm), its eleven columns were eleven names the driver
 		// fetched at every read.
-		CardGet: jsonSelect + core.CardColumns + `) FROM cards WHERE store_id = ?1 AND id = ?2`,
-		CardOfIntent: jsonSelect + core.CardColumns + `) FROM cards WHERE store_id = ?1 AND id = coalesce(nullif(?3, ''),
+		CardGet: jsonSelect + core.CardColumns + `) AS card FROM cards WHERE store_id = ?1 AND id = ?2`,
+		CardOfIntent: jsonSelect + core.CardColumns + `) AS card FROM cards WHERE store_id = ?1 AND id = coalesce(nullif(?3, ''),
 			(SELECT card_id FROM payment_intents WHERE store_id = ?1 AND id = ?2))`,
 		CardSessionPurge: cardSessionPurgeQuery,
 		EventSeq:         eventSeqQuery,
