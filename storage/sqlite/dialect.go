@@ -180,11 +180,14 @@ func (c *conn) Query(ctx context.Context, query string, args ...any) (core.Rows,
 }
 
 func (c *conn) QueryRow(ctx context.Context, query string, args ...any) core.Row {
-	row := c.q.QueryRowContext(ctx, query, args...)
-	if strings.HasPrefix(query, jsonSelect) {
-		return jsonRowOf{row}
+	if !strings.HasPrefix(query, jsonSelect) {
+		return c.q.QueryRowContext(ctx, query, args...)
 	}
-	return row
+	// The one-value reads are of one row by its key (an intent, a card):
+	// bounded work on a local file, which a canceled caller would not
+	// shorten. Without a context that can end, the driver starts no
+	// goroutine to watch it: about a tenth of a read's CPU.
+	return jsonRowOf{c.q.QueryRowContext(context.WithoutCancel(ctx), query, args...)}
 }
 
 // ExecQueryRow runs exec, then query.
