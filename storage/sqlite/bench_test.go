@@ -19,16 +19,8 @@ import (
 // one succeeded intent, by store and id, from the reader pool.
 func BenchmarkPaymentIntentGet(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	now := time.Date(2026, 11, 22, 22, 48, 4, 0, time.UTC)
-	st := storagetest.NewStoreRecord(now)
-	if err := db.StoreInsert(ctx, st); err != nil {
-		b.Fatal(err)
-	}
+	db, st := openBench(b, now)
 	pi := storagetest.NewSucceededIntentRecord(st.ID, now)
 	if err := db.PaymentIntentInsert(ctx, pi); err != nil {
 		b.Fatal(err)
@@ -46,16 +38,8 @@ func BenchmarkPaymentIntentGet(b *testing.B) {
 // reader pool.
 func BenchmarkEventList(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	now := time.Date(2026, 11, 23, 2, 10, 0, 0, time.UTC)
-	st := storagetest.NewStoreRecord(now)
-	if err := db.StoreInsert(ctx, st); err != nil {
-		b.Fatal(err)
-	}
+	db, st := openBench(b, now)
 	body := `{"id":"evt_x","object":"event","type":"payment_intent.succeeded","data":{"object":{"id":"pi_x","object":"payment_intent","amount":2500,"currency":"EUR","status":"succeeded","metadata":{"order":"` +
 		strings.Repeat("x", 600) + `"}}}}`
 	for i := range 1000 {
@@ -78,16 +62,8 @@ func BenchmarkEventList(b *testing.B) {
 // and confirm, from the reader pool.
 func BenchmarkCardGet(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	st := storagetest.NewStoreRecord(now)
-	if err := db.StoreInsert(ctx, st); err != nil {
-		b.Fatal(err)
-	}
+	db, st := openBench(b, now)
 	c := &keelpay.Card{ID: keelpay.NewID("card_"), StoreID: st.ID, CustomerID: "cus_bench", CardSessionID: keelpay.NewID("cs_"),
 		ProviderToken: "tok_" + strings.Repeat("x", 24), Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2035,
 		Status: keelpay.CardActive, CreatedAt: now}
@@ -107,16 +83,8 @@ func BenchmarkCardGet(b *testing.B) {
 // transaction. Its figures are per round.
 func BenchmarkDeliveryRecord(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	st := storagetest.NewStoreRecord(now)
-	if err := db.StoreInsert(ctx, st); err != nil {
-		b.Fatal(err)
-	}
+	db, st := openBench(b, now)
 	const n = 32
 	b.ReportAllocs()
 	for b.Loop() {
@@ -148,4 +116,21 @@ func BenchmarkDeliveryRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// openBench opens a database in a temporary file, closed when b ends,
+// with one store created at now.
+func openBench(b *testing.B, now time.Time) (*sqlite.DB, *keelpay.Store) {
+	b.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(b.TempDir(), "k.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	st := storagetest.NewStoreRecord(now)
+	if err := db.StoreInsert(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	return db, st
 }
