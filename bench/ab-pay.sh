@@ -16,6 +16,7 @@
 # payments in the first round is written to DIR/sN.pprof. Every event is delivered to bench/receiver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${ROUNDS:-5}
 DUR=${DUR:-5s}
 CONN=${CONN:-50}
@@ -31,18 +32,6 @@ trap cleanup EXIT
 go build -o "$work/anchor" ./bench/anchor
 go build -o "$work/receiver" ./bench/receiver
 
-listening() {
-  for _ in $(seq 1 200); do
-    url=$(grep -o -m1 'listening on http://[0-9.:]*' "$1" 2>/dev/null | cut -d' ' -f3) && [ -n "$url" ] && echo "$url" && return
-    sleep 0.05
-  done
-  echo "no banner in $1" >&2; return 1
-}
-json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-post() { curl -sf -X POST "$1" -H 'Content-Type: application/json' "${@:3}" -d "$2"; }
-ready() { for _ in $(seq 1 200); do curl -sf "$1" >/dev/null && return 0; sleep 0.05; done; echo "not ready: $1" >&2; return 1; }
-counter() { curl -sf "$1/metrics" | awk -v n="$2" '$1 == n { printf "%d\n", $2 }'; }
-cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14+$15)/t}' /proc/$1/stat; }
 
 "$work/receiver" -addr 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
 RCV=$(listening "$work/receiver.out")
@@ -52,20 +41,6 @@ AN=127.0.0.1:18191
 AN_PID=$!
 ready "http://$AN/rows/pi_anchor"
 
-# setup URL NAME [SECRET...]: a store whose webhooks go to the receiver and
-# a saved card; prints "sk card currency webhook_secret".
-setup() {
-  local store sk pk cur cs css card cust='{"id":"cus_bench","name":"Bench Buyer","email":"bench@shop.example","phone":"+358401234567"}'
-  store=$(post "$1/v1/setup" "{\"client_id\":\"app_bench_$2\",\"client_secret\":\"secret_bench_$2\",\"webhook_url\":\"$RCV/hooks\"}")
-  sk=$(echo "$store" | json 'd["secret_key"]'); pk=$(echo "$store" | json 'd["publishable_key"]')
-  cur=$(echo "$store" | json 'd["currency"]')
-  local ws; ws=$(echo "$store" | json 'd["webhook_secret"]')
-  post "$RCV/control/secrets" "[$(printf '"%s",' "${@:3}" "$ws" | sed 's/,$//')]" >/dev/null
-  cs=$(post "$1/v1/card_sessions" "{\"customer\":$cust,\"page_origins\":[\"http://localhost:9100\"]}" -H "Authorization: Bearer $sk")
-  css=$(echo "$cs" | json 'd["client_secret"]'); cs=$(echo "$cs" | json 'd["id"]')
-  card=$(post "$1/v1/card_sessions/$cs/cards" "{\"client_secret\":\"$css\",\"number\":\"4242424242424242\",\"exp_month\":12,\"exp_year\":2035,\"cvc\":\"123\"}" -H "Authorization: Bearer $pk" | json 'd["id"]')
-  echo "$sk $card $cur $ws"
-}
 
 PIDS=() PROF=() URLS=() SKS=() CARDS=() CURS=() secrets=()
 i=0
@@ -77,7 +52,7 @@ for bin in "$@"; do
   url=$(listening "$work/s$i.out"); ready "$url/healthz"
   PROF+=("$(grep -o 'profiles (net/http/pprof) at \S*' "$work/s$i.out" | cut -d' ' -f4 || true)")
   [ "${PPROF:-0}" = 1 ] && echo "server $i ($bin): ${PROF[$i]}"
-  read -r sk card cur ws <<<"$(setup "$url" "s$i" "${secrets[@]}")"
+  read -r sk card cur ws _ <<<"$(setup "$url" "s$i" "${secrets[@]}")"
   secrets+=("$ws")
   URLS+=("$url") SKS+=("$sk") CARDS+=("$card") CURS+=("$cur")
   i=$((i + 1))

@@ -15,6 +15,7 @@
 # profile of this tree's server under the read load to read.pprof.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${ROUNDS:-5}
 DUR=${DUR:-5s}
 CONN=${CONN:-50}
@@ -31,17 +32,6 @@ go build -o "$work/refserver" ./cmd/refserver
 go build -o "$work/anchor" ./bench/anchor
 go build -o "$work/receiver" ./bench/receiver
 
-listening() {
-  for _ in $(seq 1 200); do
-    url=$(grep -o -m1 'listening on http://[0-9.:]*' "$1" 2>/dev/null | cut -d' ' -f3) && [ -n "$url" ] && echo "$url" && return
-    sleep 0.05
-  done
-  echo "no banner in $1" >&2; return 1
-}
-json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-post() { curl -sf -X POST "$1" -H 'Content-Type: application/json' "${@:3}" -d "$2"; }
-ready() { for _ in $(seq 1 200); do curl -sf "$1" >/dev/null && return 0; sleep 0.05; done; echo "not ready: $1" >&2; return 1; }
-cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14+$15)/t}' /proc/$1/stat; }
 
 "$work/receiver" -addr 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
 RCV=$(listening "$work/receiver.out")

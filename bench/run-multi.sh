@@ -23,6 +23,7 @@
 # postgres://postgres:postgres@127.0.0.1:5432/test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 DUR=${DUR:-10s}
 BACKLOG_DUR=${BACKLOG_DUR:-10s}
 PG=${KEELPAY_BENCH_POSTGRES:-${KEELPAY_TEST_POSTGRES:-postgres://postgres:postgres@127.0.0.1:5432/test?sslmode=disable}}
@@ -44,22 +45,9 @@ go build -o "$work/refserver" ./cmd/refserver
 KEELPAY_ENCRYPTION_KEY=$("$work/refserver" -new-key)
 export KEELPAY_ENCRYPTION_KEY
 go build -o "$work/receiver" ./bench/receiver
-# listening FILE: the URL a process we started printed on stdout (every
-# process listens on a port of its own choosing, so that nothing else on the
-# machine can answer in its place).
-listening() {
-  for _ in $(seq 1 200); do
-    url=$(grep -o -m1 'listening on http://[0-9.:]*' "$1" 2>/dev/null | cut -d' ' -f3) && [ -n "$url" ] && echo "$url" && return
-    sleep 0.05
-  done
-  echo "no banner in $1" >&2; return 1
-}
 "$work/receiver" -addr 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
 RCV=$(listening "$work/receiver.out")
 
-json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-post() { curl -sf -X POST "$1" -H 'Content-Type: application/json' "${@:3}" -d "$2"; }
-ready() { for _ in $(seq 1 200); do curl -sf "$1/healthz" >/dev/null && return 0; sleep 0.05; done; echo "not ready: $1" >&2; return 1; }
 
 # quiet waits until the receiver has had no request for 2 seconds.
 quiet() {
@@ -71,8 +59,8 @@ quiet() {
   done
 }
 
-# cpu prints the machine's CPU time so far and the idle part of it (ticks).
-cpu() { awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8, $5+$6}' /proc/stat; }
+# machine_cpu prints the machine's CPU time so far and the idle part of it (ticks).
+machine_cpu() { awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8, $5+$6}' /proc/stat; }
 # ticks PID...: the CPU time (user + system, ticks) the processes used so far.
 ticks() {
   local t=0 p f
@@ -93,7 +81,7 @@ payments() {
   local dur=$1; shift
   local urls=("$@") procs=$(( $# > 2 ? $# : 2 )) before db0 sv0 i w=()
   local per=$(( CONN / procs ))
-  before=$(cpu); db0=$(ticks $(pgpids)); sv0=$(ticks "${PIDS[@]}")
+  before=$(machine_cpu); db0=$(ticks $(pgpids)); sv0=$(ticks "${PIDS[@]}")
   for i in $(seq 0 $((procs - 1))); do
     wrk -t1 -c"$per" -d"$dur" --latency -s bench/payments-stores.lua "${urls[$((i % $#))]}" -- "$CUR" "${STORE_ARGS[@]}" >"$work/wrk$i" &
     w+=($!)
@@ -109,7 +97,7 @@ hz = os.sysconf("SC_CLK_TCK"); cores = os.cpu_count(); tot = t1 - t0
 n = max(ok, 1)
 print("%.0f %d %.1f %.0f %.0f %.2f %.2f" % (ok / secs, bad, p99, 100 * (1 - (i1 - i0) / tot),
       100 * (db1 - db0) / tot, 1000 * (db1 - db0) / hz / n, 1000 * (sv1 - sv0) / hz / n))' \
-    $before $(cpu) $db0 $(ticks $(pgpids)) $sv0 $(ticks "${PIDS[@]}")
+    $before $(machine_cpu) $db0 $(ticks $(pgpids)) $sv0 $(ticks "${PIDS[@]}")
 }
 
 # config NAME DB SERVERS: one measurement of both figures.
@@ -119,13 +107,13 @@ config() {
   "$work/refserver" -addr 127.0.0.1:0 -db "$db" >"$work/$name-0.out" 2>"$work/$name-0.log" &
   PIDS=($!)
   owner=$(listening "$work/$name-0.out")
-  ready $owner
+  ready $owner/healthz
   local urls=($owner)
   for i in $(seq 1 $((n - 1))); do
     "$work/refserver" -addr 127.0.0.1:0 -db "$db" -sandbox-url $owner >"$work/$name-$i.out" 2>"$work/$name-$i.log" &
     PIDS+=($!)
     url=$(listening "$work/$name-$i.out")
-    ready $url
+    ready $url/healthz
     urls+=($url)
   done
   post "$RCV/control/reset" '{}' >/dev/null

@@ -30,6 +30,7 @@
 # postgres://postgres:postgres@127.0.0.1:5432/test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${ROUNDS:-3}
 DUR=${DUR:-5s}
 CONN=${CONN:-50}
@@ -61,22 +62,9 @@ go build -o "$work/anchor" ./bench/anchor
 go build -o "$work/receiver" ./bench/receiver
 go build -o "$work/webhooklatency" ./bench/webhooklatency
 
-listening() {
-  for _ in $(seq 1 200); do
-    url=$(grep -o -m1 'listening on http://[0-9.:]*' "$1" 2>/dev/null | cut -d' ' -f3) && [ -n "$url" ] && echo "$url" && return
-    sleep 0.05
-  done
-  echo "no banner in $1" >&2; return 1
-}
-json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-post() { curl -sf -X POST "$1" -H 'Content-Type: application/json' "${@:3}" -d "$2"; }
-ready() { for _ in $(seq 1 200); do curl -sf "$1" >/dev/null && return 0; sleep 0.05; done; echo "not ready: $1" >&2; return 1; }
 rss() { awk '/VmRSS/{print int($2/1024)}' /proc/$1/status; }
-# cpu PID: CPU seconds (user + system) the process has used.
-cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14+$15)/t}' /proc/$1/stat; }
 # cpuper PID C0 RATE: CPU microseconds per request of a run at RATE/s.
 cpuper() { python3 -c "print('%.1f' % (($(cpu $1) - $2) * 1e6 / max($3 * ${DUR%s}, 1)))"; }
-load() { cut -d' ' -f1 /proc/loadavg; }
 
 "$work/receiver" -addr 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
 RCV=$(listening "$work/receiver.out")
@@ -97,24 +85,6 @@ KEELPAY_ENCRYPTION_KEY=$("$work/refserver" -new-key) "$work/refserver" -addr 127
 PGS=$(listening "$work/pg.out"); ready "$PGS/healthz"
 PGOPTIONS="-c search_path=$pgb" pgbench -i -q -s 1 "$PG" >/dev/null 2>&1
 
-# setup URL NAME [SECRET...]: a store whose webhooks go to the receiver, and
-# a saved card; the receiver learns its webhook secret (with the SECRETs of
-# stores set up before) before any event is sent. Prints "sk card currency
-# webhook_secret pi" (pi: one succeeded intent).
-setup() {
-  local store sk pk cur cs css card pi cust='{"id":"cus_bench","name":"Bench Buyer","email":"bench@shop.example","phone":"+358401234567"}'
-  store=$(post "$1/v1/setup" "{\"client_id\":\"app_bench_$2\",\"client_secret\":\"secret_bench_$2\",\"webhook_url\":\"$RCV/hooks\"}")
-  sk=$(echo "$store" | json 'd["secret_key"]'); pk=$(echo "$store" | json 'd["publishable_key"]')
-  cur=$(echo "$store" | json 'd["currency"]')
-  local ws; ws=$(echo "$store" | json 'd["webhook_secret"]')
-  post "$RCV/control/secrets" "[$(printf '"%s",' "${@:3}" "$ws" | sed 's/,$//')]" >/dev/null
-  cs=$(post "$1/v1/card_sessions" "{\"customer\":$cust,\"page_origins\":[\"http://localhost:9100\"]}" -H "Authorization: Bearer $sk")
-  css=$(echo "$cs" | json 'd["client_secret"]'); cs=$(echo "$cs" | json 'd["id"]')
-  card=$(post "$1/v1/card_sessions/$cs/cards" "{\"client_secret\":\"$css\",\"number\":\"4242424242424242\",\"exp_month\":12,\"exp_year\":2035,\"cvc\":\"123\"}" -H "Authorization: Bearer $pk" | json 'd["id"]')
-  pi=$(post "$1/v1/payment_intents" "{\"amount\":2500,\"currency\":\"$cur\",\"customer\":$cust,\"payment_method\":\"$card\"}" -H "Authorization: Bearer $sk" | json 'd["id"]')
-  post "$1/v1/payment_intents/$pi/confirm" '' -H "Authorization: Bearer $sk" >/dev/null
-  echo "$sk $card $cur $ws $pi"
-}
 read -r SQ_SK SQ_CARD CUR SQ_WS SQ_PI <<<"$(setup "$SQ" sqlite)"
 read -r PG_SK PG_CARD PG_CUR PG_WS PG_PI <<<"$(setup "$PGS" postgres "$SQ_WS")"
 
@@ -142,8 +112,6 @@ if non: print("non-2xx responses: " + non.group(1), file=sys.stderr)
 print("%.0f %.2f" % (rps, p99))
 PY
 }
-# counter URL NAME: a counter of the server's /metrics.
-counter() { curl -sf "$1/metrics" | awk -v n="$2" '$1 == n { printf "%d\n", $2 }'; }
 # pay URL SK CARD CUR [idem]: payments/s, p99 ms, and the write
 # transactions, commits and round trips to a database server the server
 # made per payment during the run (the payment's deliveries, made
