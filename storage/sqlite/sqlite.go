@@ -318,10 +318,11 @@ func (db *DB) releaseWriterMemory(since int64) int64 {
 // touching the same pages (the ends of the tables and indexes they append
 // to, the status counts) that copying and the two statements around each
 // transaction were a good part of the writer's work. When one of them
-// fails (an error or a panic), the whole transaction is rolled back: that
-// one is answered with its failure, its writes gone, and the others are
-// run again (storage.Storage allows it) in savepoints, as before, so that
-// a second failure costs no third run.
+// fails (an error or a panic), the whole transaction is rolled back and
+// every one is run again (storage.Storage allows it), each in a savepoint
+// of its own, as before: the one that failed may have failed because of a
+// change of one before it, which must commit before it is answered. So a
+// failure costs the batch a second run, and no third.
 func (db *DB) commitBatch(batch []*txRequest) {
 	if rest, ok := db.commitTogether(batch); !ok {
 		db.commitSavepoints(rest)
@@ -329,8 +330,8 @@ func (db *DB) commitBatch(batch []*txRequest) {
 }
 
 // commitTogether runs the transactions of batch without savepoints and
-// commits them. When one fails, it rolls everything back, answers the
-// failed one and returns the others, unanswered, with ok false.
+// commits them. When one fails, it rolls everything back and returns
+// those that ran or are still to run, unanswered, with ok false.
 func (db *DB) commitTogether(batch []*txRequest) (rest []*txRequest, ok bool) {
 	ctx := context.Background()
 	w := db.wc
@@ -348,19 +349,21 @@ func (db *DB) commitTogether(batch []*txRequest) (rest []*txRequest, ok bool) {
 		req.pan, req.err = runFn(context.WithValue(context.WithoutCancel(req.ctx), inTxKey{}, true), q, req.fn)
 		if req.err != nil || req.pan != nil {
 			_, _ = w.ExecContext(ctx, "ROLLBACK")
-			// Those before i either ran (and run again) or were
-			// canceled (and are answered now); those after i have not
-			// run.
-			answered := []*txRequest{req}
+			// Its failure may come from a change of one before it, now
+			// rolled back too: it is answered only once that change has
+			// committed, so it runs again with the others. Those canceled
+			// before they ran are answered now.
+			req.err, req.pan = nil, nil
+			var canceled []*txRequest
 			for _, other := range batch[:i] {
 				if other.err != nil {
-					answered = append(answered, other)
+					canceled = append(canceled, other)
 				} else {
 					rest = append(rest, other)
 				}
 			}
-			db.finish(answered, nil)
-			return append(rest, batch[i+1:]...), false
+			db.finish(canceled, nil)
+			return append(rest, batch[i:]...), false
 		}
 		n++
 	}
