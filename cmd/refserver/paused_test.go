@@ -196,7 +196,13 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	moment()
 	hold("stalled connections", pauseFor, proxy.Stall, proxy.Resume)
 	moment()
-	hold("stalled before a claim's COMMIT", longPause, func() { stallInClaim(t, proxy, db, app) }, proxy.Resume)
+	// A payment of the paused server's own gives its dispatcher a delivery
+	// to record: the record goes with its next claim in one transaction,
+	// whose COMMIT is the one stalled. (A claim with nothing to record is
+	// one statement, with no COMMIT to stall.) It runs on its own: once
+	// the stall fires it may wait for the resume.
+	nudge := func(i int) { go func() { _ = payOnce(paused, shops[2], 5000+i) }() }
+	hold("stalled before a claim's COMMIT", longPause, func() { stallInClaim(t, proxy, db, app, nudge) }, proxy.Resume)
 
 	for _, p := range pauses {
 		counts := rec.perSecond(p.start, p.end)
@@ -258,20 +264,23 @@ var commitMessage = []byte("Q\x00\x00\x00\x0bcommit\x00")
 
 // stallInClaim stalls the proxy in front of the server whose connections
 // carry application name app just before the COMMIT of one of its
-// delivery claims: the claim's statement has run and its transaction is
-// open in the database, waiting for a COMMIT that does not come. It
+// delivery claims (nudge(i) makes a payment on that server, so that its
+// dispatcher records a delivery with its next claim): the claim's
+// statement has run and its transaction is open in the database, waiting
+// for a COMMIT that does not come. It
 // checks in pg_stat_activity that the transaction it stopped is a claim
 // (its last statement the claim's, whose text begins as below; the
 // database keeps only the start of a long statement's text), and tries
 // again when it stopped another.
-func stallInClaim(t *testing.T, proxy *faultproxy.Proxy, db *pgx.Conn, app string) {
+func stallInClaim(t *testing.T, proxy *faultproxy.Proxy, db *pgx.Conn, app string, nudge func(int)) {
 	t.Helper()
-	for range 20 {
+	for i := range 20 {
 		fired := proxy.StallBefore(commitMessage)
+		nudge(i)
 		select {
 		case <-fired:
 		case <-time.After(10 * time.Second):
-			t.Fatal("the paused server sent no COMMIT (its dispatcher claims every second)")
+			t.Fatal("the paused server sent no COMMIT (a payment of its own gave its dispatcher a delivery to record with its next claim)")
 		}
 		var inClaim bool
 		require.NoError(t, db.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity

@@ -23,6 +23,11 @@ const (
 var noRedirects = &http.Client{
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	Timeout:       10 * time.Second,
+	// A transport of its own: an httptest server that closes (another
+	// parallel test's recorder) closes http.DefaultTransport's idle
+	// connections, and broke a request of this test that was about to
+	// reuse one ("CloseIdleConnections called").
+	Transport: &http.Transport{},
 }
 
 func newRequest(ctx context.Context, t *testing.T, url, secret, id string) *http.Request {
