@@ -174,12 +174,3 @@ func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone,
 	_, err := c.q.Exec(ctx, w.sql, args...)
 	return w.mapErr(err)
 }
-
-// Versioned runs write and exists as one statement: the write waits for
-// the row's lock and checks its newest version, so of concurrent writes
-// that expect one version exactly one succeeds.
-func (c *conn) Versioned(ctx context.Context, write, exists string, args ...any) (wrote, found bool, err error) {
-	err = c.q.QueryRow(ctx, `WITH w AS (`+write+` RETURNING 1)
-		SELECT EXISTS (SELECT FROM w), EXISTS (`+exists+`)`, args...).Scan(&wrote, &found)
-	return wrote, found, err
-}

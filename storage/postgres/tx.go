@@ -99,9 +99,7 @@ func (t *lazyTx) send(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	}
 	held := t.held
 	t.held = nil
-	for _, w := range held {
-		nb.Queue(w.sql, w.args...)
-	}
+	queueHeld(nb, held)
 	nb.QueuedQueries = append(nb.QueuedQueries, b.QueuedQueries...)
 	var br pgx.BatchResults
 	if begin {
@@ -120,6 +118,13 @@ func (t *lazyTx) send(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 		return pgx.FailedBatchResults(b, err)
 	}
 	return br
+}
+
+// queueHeld queues the held writes in b.
+func queueHeld(b *pgx.Batch, held []heldWrite) {
+	for _, w := range held {
+		b.Queue(w.sql, w.args...)
+	}
 }
 
 // readHeld reads the results of the held writes at the front of br and
@@ -201,9 +206,7 @@ func (t *lazyTx) commit(ctx context.Context) (begun bool, err error) {
 		t.trips.Add(1)
 		t.committed = true
 		b := &pgx.Batch{}
-		for _, w := range t.held {
-			b.Queue(w.sql, w.args...)
-		}
+		queueHeld(b, t.held)
 		br := t.conn.SendBatch(ctx, b)
 		err := readHeld(br, t.held)
 		if cerr := br.Close(); err == nil {
@@ -217,9 +220,7 @@ func (t *lazyTx) commit(ctx context.Context) (begun bool, err error) {
 	}
 	t.trips.Add(1)
 	b := &pgx.Batch{}
-	for _, w := range t.held {
-		b.Queue(w.sql, w.args...)
-	}
+	queueHeld(b, t.held)
 	b.Queue("COMMIT")
 	br := t.tx.SendBatch(ctx, b)
 	err = readHeld(br, t.held)

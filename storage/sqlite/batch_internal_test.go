@@ -24,12 +24,7 @@ import (
 func TestBatchFailuresRollBackAlone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db"), IdleTime: -1})
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	s := storagetest.NewStoreRecord(at)
-	require.NoError(t, db.StoreInsert(ctx, s))
+	db, s, at := openForBatches(t)
 	taken := storagetest.NewEventRecord(s.ID, keelpay.EventWebhookTest, at)
 	require.NoError(t, db.EventInsert(ctx, taken))
 	canceled, cancel := context.WithCancel(ctx)
@@ -113,12 +108,7 @@ func TestBatchFailuresRollBackAlone(t *testing.T) {
 func TestBatchFailureAfterAChangeItSawIsAnsweredOnceTheChangeCommitted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db"), IdleTime: -1})
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	s := storagetest.NewStoreRecord(at)
-	require.NoError(t, db.StoreInsert(ctx, s))
+	db, s, at := openForBatches(t)
 	cs := &keelpay.CardSession{ID: keelpay.NewID(keelpay.PrefixCardSession), StoreID: s.ID, Status: keelpay.CardSessionOpen,
 		ClientSecret: "cs_secret_x", Customer: keelpay.Customer{ID: "cus_1"}, ExpiresAt: at.Add(time.Hour), CreatedAt: at}
 	require.NoError(t, db.CardSessionInsert(ctx, cs))
@@ -142,4 +132,19 @@ func TestBatchFailureAfterAChangeItSawIsAnsweredOnceTheChangeCommitted(t *testin
 	got := <-seen
 	require.NotNil(t, got)
 	require.Equal(t, keelpay.CardSessionCompleted, got.Status, "the losing capture was answered before the winner committed")
+}
+
+// openForBatches opens a database whose writer is idle (IdleTime off, nothing
+// else writes), so that a test can hand batches to commitBatch as the
+// writer would, with one store created at the returned time.
+func openForBatches(t *testing.T) (*DB, *keelpay.Store, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db"), IdleTime: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	s := storagetest.NewStoreRecord(at)
+	require.NoError(t, db.StoreInsert(ctx, s))
+	return db, s, at
 }

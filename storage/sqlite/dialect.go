@@ -199,17 +199,6 @@ func (c *conn) ExecQueryRow(ctx context.Context, exec string, execArgs []any, qu
 	return n, scan(c.QueryRow(ctx, query, queryArgs...))
 }
 
-// Versioned runs write, and exists when it changed nothing. The writer is
-// alone, so nothing comes between the two.
-func (c *conn) Versioned(ctx context.Context, write, exists string, args ...any) (wrote, found bool, err error) {
-	n, err := c.Exec(ctx, write, args...)
-	if err != nil || n > 0 {
-		return n > 0, n > 0, err
-	}
-	err = c.q.QueryRowContext(ctx, `SELECT EXISTS (`+exists+`)`, args...).Scan(&found)
-	return false, found, err
-}
-
 // QueryRows runs the queries one after the other.
 func (c *conn) QueryRows(ctx context.Context, qs []core.RowQuery) error {
 	for _, q := range qs {
@@ -220,10 +209,28 @@ func (c *conn) QueryRows(ctx context.Context, qs []core.RowQuery) error {
 	return nil
 }
 
-// Send runs write at once (core.SendNow): the writer's transaction is in
-// process, so holding a statement back would save nothing.
+// Send runs write at once: the writer's transaction is in process, so
+// holding a statement back would save nothing. When write must change a
+// row and changed none, exists tells conflict from gone; the writer is
+// alone, so nothing comes between the two.
 func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {
-	return core.SendNow(ctx, c, dialect{}, write, exists, args, gone, conflict)
+	n, err := c.Exec(ctx, write, args...)
+	switch {
+	case err != nil:
+		return mapErr(err)
+	case gone == nil || n > 0:
+		return nil
+	case exists == "":
+		return gone
+	}
+	var found bool
+	if err := c.q.QueryRowContext(ctx, `SELECT EXISTS (`+exists+`)`, args...).Scan(&found); err != nil {
+		return mapErr(err)
+	}
+	if found {
+		return conflict
+	}
+	return gone
 }
 
 // sqlRows is *sql.Rows as core.Rows.

@@ -71,11 +71,6 @@ type Conn interface {
 	// scans query's row with scan; it returns the rows exec changed.
 	// PostgreSQL sends the two in one round trip.
 	ExecQueryRow(ctx context.Context, exec string, execArgs []any, query string, queryArgs []any, scan func(Row) error) (int64, error)
-	// Versioned runs write, an UPDATE or DELETE conditional on a row's
-	// version or state, and, when it changed no row, exists, a SELECT of
-	// that row; both take args. It reports whether write changed a row
-	// and, if not, whether exists found one.
-	Versioned(ctx context.Context, write, exists string, args ...any) (wrote, found bool, err error)
 	// QueryRows runs the queries, each on its own arguments, and scans
 	// each one's row with its Scan, in order; the first error ends it.
 	// PostgreSQL sends them in one round trip.
@@ -86,8 +81,7 @@ type Conn interface {
 	// for none) finds one, and gone otherwise. Inside a transaction an
 	// adapter may hold the statement back and send it with the
 	// transaction's next statement or its commit, in one round trip: its
-	// error is then returned there (see storage.Storage.WithTx). [SendNow]
-	// runs it at once.
+	// error is then returned there (see storage.Storage.WithTx).
 	Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error
 }
 
@@ -96,35 +90,6 @@ type RowQuery struct {
 	SQL  string
 	Args []any
 	Scan func(Row) error
-}
-
-// SendNow is [Conn.Send] on w, run at once, for adapters that hold
-// nothing back.
-func SendNow(ctx context.Context, w Conn, d Dialect, write, exists string, args []any, gone, conflict error) error {
-	if gone == nil {
-		_, err := w.Exec(ctx, write, args...)
-		return d.MapErr(err)
-	}
-	if exists == "" {
-		n, err := w.Exec(ctx, write, args...)
-		switch {
-		case err != nil:
-			return d.MapErr(err)
-		case n == 0:
-			return gone
-		}
-		return nil
-	}
-	wrote, found, err := w.Versioned(ctx, write, exists, args...)
-	switch {
-	case err != nil:
-		return d.MapErr(err)
-	case wrote:
-		return nil
-	case found:
-		return conflict
-	}
-	return gone
 }
 
 // Writer gives the writes of [Queries] a transaction.

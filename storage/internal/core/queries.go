@@ -14,8 +14,9 @@ import (
 
 // SQL is the text of the queries of [Queries] in one database's SQL. Each
 // takes the parameters its comment lists, in that order; a Versioned pair
-// (an UPDATE or DELETE and the SELECT of its row) shares them, each using
-// those it needs. The SELECTs that read records select the columns of the
+// (an UPDATE or DELETE conditional on a row's version or state, and the
+// SELECT of that row, which tells a row that did not qualify from a
+// missing one: see Conn.Send) shares them, each using those it needs. The SELECTs that read records select the columns of the
 // record's column list, as [Records] reads them.
 type SQL struct {
 	// CardSessionInsert: the values of CardSessionValues.
@@ -246,9 +247,10 @@ func (q *Queries) send(ctx context.Context, write, exists string, args []any, go
 	})
 }
 
-// versioned is Versioned in a write of its own, or the transaction's
-// (Conn.Send: it may be held back until the transaction's next statement
-// or commit). A nil conflict means a row that did not qualify is no
+// versioned runs a Versioned pair (see SQL) in a write of its own, or the
+// transaction's (Conn.Send: it may be held back until the transaction's
+// next statement or commit): storage.ErrNotFound for a missing row,
+// conflict for one that did not qualify. A nil conflict means a row that did not qualify is no
 // error.
 func (q *Queries) versioned(ctx context.Context, write, exists string, args []any, conflict error) error {
 	return q.send(ctx, write, exists, args, storage.ErrNotFound, conflict)
