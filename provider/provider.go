@@ -42,7 +42,10 @@ type Provider interface {
 	LookupCharge(ctx context.Context, merchantID, attemptID string) (*ChargeResult, error)
 	// Void cancels the charge made with attemptID, so that no money stays
 	// charged for it (the service voids when the provider charged another
-	// currency or amount). Voiding twice is not an error; voiding an
+	// currency or amount). It returns nil only once the money is back for
+	// good: a void the provider still has pending (a refund not yet
+	// succeeded) is an [*Error] of kind [KindOutcomeUnknown], and a void
+	// that failed is made again. Voiding twice is not an error; voiding an
 	// attempt the provider never saw gives [ErrUnknownAttempt].
 	Void(ctx context.Context, merchantID, attemptID string) error
 	// Refund returns the whole amount of a succeeded charge. r.AttemptID is
@@ -105,10 +108,17 @@ const (
 	BrandUnknown    = "unknown"
 )
 
-// SaveCardRequest is a card as the buyer typed it. The service passes it
+// SaveCardRequest is a card to save or charge: either a reference that the
+// provider's own browser element made (PaymentMethod), or the card as the
+// buyer typed it (Number, ExpMonth, ExpYear, CVC). The service passes it
 // through and never stores or logs the number, the CVC or the name.
 type SaveCardRequest struct {
 	MerchantID string
+	// PaymentMethod is the provider's reference of a card its own browser
+	// element captured ([BrowserCapture]); for Stripe a PaymentMethod id,
+	// pm_... When it is set, Number, ExpMonth, ExpYear and CVC are empty:
+	// the card number never reached keelpay.
+	PaymentMethod string
 	// Number is the card number, digits only.
 	Number   string
 	ExpMonth int
@@ -122,8 +132,8 @@ type SaveCardRequest struct {
 // String shows only the last four digits of the number and nothing of the
 // CVC or name.
 func (r SaveCardRequest) String() string {
-	return fmt.Sprintf("{MerchantID:%s Number:[redacted]%s ExpMonth:%d ExpYear:%d CVC:[redacted] Name:[redacted]}",
-		r.MerchantID, last4(r.Number), r.ExpMonth, r.ExpYear)
+	return fmt.Sprintf("{MerchantID:%s PaymentMethod:%s Number:[redacted]%s ExpMonth:%d ExpYear:%d CVC:[redacted] Name:[redacted]}",
+		r.MerchantID, r.PaymentMethod, last4(r.Number), r.ExpMonth, r.ExpYear)
 }
 
 // GoString is String, so that %#v does not print the card either.
@@ -133,6 +143,7 @@ func (r SaveCardRequest) GoString() string { return "provider.SaveCardRequest" +
 func (r SaveCardRequest) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("merchant_id", r.MerchantID),
+		slog.String("payment_method", r.PaymentMethod),
 		slog.String("last4", last4(r.Number)),
 		slog.Int("exp_month", r.ExpMonth),
 		slog.Int("exp_year", r.ExpYear),
@@ -219,7 +230,9 @@ type ChargeResult struct {
 	// Card is the card charged. For a new card it is the tokenised card, so
 	// that the service can show its brand, last4 and expiry.
 	Card *SavedCard
-	// Voided reports that the charge was voided: no money is held for it.
+	// Voided reports that the charge was voided for good: no money is held
+	// for it. A void the provider has pending, or one that failed after it
+	// succeeded, is not Voided: the money is still charged.
 	Voided bool
 }
 
@@ -306,4 +319,62 @@ type RefundResult struct {
 	Status RefundStatus
 	// Failure says why, for [RefundFailed].
 	Failure *Failure
+}
+
+// BrowserCapture is implemented by providers whose own browser element
+// captures cards, so that a card number goes from the buyer's browser to the
+// provider and never reaches keelpay: the hosted card field mounts the
+// element that [BrowserCapture.BrowserElement] describes, the element hands
+// back a payment-method reference, and the card field sends keelpay only
+// that reference ([SaveCardRequest.PaymentMethod]). With such a provider an
+// operator stays out of the card data's PCI DSS scope (SAQ A); without it,
+// the card field sends the number through keelpay to the provider.
+type BrowserCapture interface {
+	// BrowserElement describes the element the hosted card field mounts for
+	// the merchant's buyers. An error means the merchant cannot capture
+	// cards in the browser now (an [*Error], as for SaveCard).
+	BrowserElement(ctx context.Context, merchantID string) (*Element, error)
+}
+
+// Element kinds of [Element.Kind]: which protocol the hosted card field
+// speaks with the provider's script.
+const (
+	// ElementStripe is Stripe.js: Stripe(PublishableKey), a Card Element,
+	// and stripe.createPaymentMethod.
+	ElementStripe = "stripe"
+	// ElementSandbox is the sandbox's element, which speaks the same calls
+	// as Stripe.js's subset above against the sandbox's own routes.
+	ElementSandbox = "sandbox"
+)
+
+// Element is a provider's browser element, as the hosted card field loads
+// it.
+type Element struct {
+	// Kind is one of the Element constants.
+	Kind string
+	// ScriptURL is the provider's script, loaded by the card field page.
+	ScriptURL string
+	// PublishableKey is the merchant's key for the provider's script (for
+	// Stripe, pk_live_... or pk_test_...): public by design.
+	PublishableKey string
+	// ConnectSources, FrameSources and ScriptSources are the origins the
+	// provider's script calls, frames and loads, added to the card field
+	// page's Content-Security-Policy. ScriptURL's origin is always a
+	// script source.
+	ConnectSources []string
+	FrameSources   []string
+	ScriptSources  []string
+}
+
+// RefundNotifier is implemented by providers that tell the service about a
+// change of a refund after its send was answered: a refund that the provider
+// reported succeeded and later failed (Stripe's refund.failed), or a pending
+// one that ended. The service registers its function once, before it starts
+// refunding; it is called with the merchant and the refund send's attempt
+// id, and the service then calls [Provider.LookupRefund] and trusts only
+// that answer. A change of the refund that voided a charge is reported
+// through [Notifier] with the charge's attempt id instead, and the service
+// then checks the void with [Provider.LookupCharge].
+type RefundNotifier interface {
+	SetRefundNotifier(f NotifyFunc)
 }

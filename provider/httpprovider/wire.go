@@ -37,12 +37,13 @@ type application struct {
 }
 
 type saveCardRequest struct {
-	MerchantID string `json:"merchant_id"`
-	Number     string `json:"number"`
-	ExpMonth   int    `json:"exp_month"`
-	ExpYear    int    `json:"exp_year"`
-	CVC        string `json:"cvc"`
-	Name       string `json:"name"`
+	MerchantID    string `json:"merchant_id"`
+	PaymentMethod string `json:"payment_method,omitempty"`
+	Number        string `json:"number"`
+	ExpMonth      int    `json:"exp_month"`
+	ExpYear       int    `json:"exp_year"`
+	CVC           string `json:"cvc"`
+	Name          string `json:"name"`
 }
 
 type savedCard struct {
