@@ -115,10 +115,11 @@ func TestRequestsAgainstStripeMock(t *testing.T) {
 	// key is configured rather than learnt through CheckApplication.
 	const account = "acct_stripemock"
 	p, err := stripe.New(stripe.Config{
-		APIURL:     url,
-		HTTPClient: &http.Client{Transport: rec},
-		ReturnURL:  "https://pay.example/stripe/return",
-		Accounts:   []stripe.Account{{ID: account, Key: "sk_test_123"}},
+		APIURL:      url,
+		HTTPClient:  &http.Client{Transport: rec},
+		ReturnURL:   "https://pay.example/stripe/return",
+		Accounts:    []stripe.Account{{ID: account, Key: "sk_test_123"}},
+		RawCardData: true,
 	})
 	require.NoError(t, err)
 	ctx := t.Context()
