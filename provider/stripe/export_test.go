@@ -14,6 +14,8 @@ func MetadataKeys(attemptID string) []string {
 }
 
 // PutHint and HintCount reach the hints.
-func PutHint(p *Provider, merchantID, attemptID, piID string) { p.hintCharge(merchantID, attemptID, piID) }
+func PutHint(p *Provider, merchantID, attemptID, piID string) {
+	p.hintCharge(merchantID, attemptID, piID)
+}
 
 func HintCount(p *Provider) int { return p.hints.len() }
