@@ -519,3 +519,24 @@ func TestStripeJSStandInIsServed(t *testing.T) {
 		assert.Contains(t, stripeJSStandIn, want)
 	}
 }
+
+// The fake's helpers for browser tests: a refund made to fail at once, and
+// the charges it holds.
+func TestFakeFailsARefundOnCall(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	c := charge(fakeCardRefundFails)
+	res, err := e.p.Charge(ctx, c)
+	require.NoError(t, err)
+	require.Len(t, e.fake.chargeList(), 1)
+	assert.Equal(t, res.OrderID, e.fake.chargeList()[0]["id"])
+	rr := provider.RefundRequest{MerchantID: testAccount, AttemptID: keelpay.NewID("rfatt_"), ChargeAttemptID: c.AttemptID,
+		OrderID: res.OrderID, Amount: res.Amount, Currency: res.Currency}
+	out, err := e.p.Refund(ctx, rr)
+	require.NoError(t, err)
+	require.Equal(t, provider.RefundSucceeded, out.Status)
+	e.fake.failRefundsNow()
+	got, err := e.p.LookupRefund(ctx, testAccount, rr.AttemptID)
+	require.NoError(t, err)
+	assert.Equal(t, provider.RefundFailed, got.Status)
+}
