@@ -95,12 +95,13 @@ func moneyError(err error) error {
 	case se.HTTPStatusCode == http.StatusForbidden:
 		return &provider.Error{Kind: provider.KindMissingRoles, Message: se.Msg}
 	case se.HTTPStatusCode == http.StatusTooManyRequests && se.Code == sg.ErrorCodeRateLimit:
-		// Only a rate limit is a refusal before anything was done
-		// (docs.stripe.com/rate-limits). A 429 lock_timeout is a request
-		// that met another on the same object (docs.stripe.com/error-low-level:
-		// the outcome of such an error is to be treated as unknown), and a
-		// 429 of any other code is not documented as doing nothing: both
-		// fall through to an unknown outcome.
+		// Only a rate limit is documented as a refusal before anything
+		// was done (docs.stripe.com/rate-limits). A 429 lock_timeout is a
+		// request that met another on the same object; Stripe's libraries
+		// repeat it under the same idempotency key
+		// (docs.stripe.com/error-low-level), which says nothing of whether
+		// the first one did the work. That, and a 429 of any other code,
+		// falls through to an unknown outcome: the service looks it up.
 		return &provider.Error{Kind: provider.KindUnavailable, Message: se.Msg, RetryAfter: retryAfter(se)}
 	case se.HTTPStatusCode == http.StatusTooManyRequests || se.HTTPStatusCode == http.StatusConflict || se.HTTPStatusCode >= 500:
 		return &provider.Error{Kind: provider.KindOutcomeUnknown, Message: se.Msg}
