@@ -490,6 +490,10 @@ func keyUsed(ctx context.Context, cl *sg.Client, key string, refund bool) (bool,
 // errProbeUnclear is the answer to a probe that is neither an idempotency
 // error nor the refusal of the probe parameter: the key's state is unknown.
 func errProbeUnclear(se *sg.Error) error {
+	switch se.HTTPStatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return setupError(se)
+	}
 	if se.HTTPStatusCode == http.StatusTooManyRequests || se.HTTPStatusCode >= 500 {
 		return &provider.Error{Kind: provider.KindUnavailable, Message: "the idempotency-key probe was not answered: " + se.Msg, RetryAfter: retryAfter(se)}
 	}

@@ -64,6 +64,10 @@ const rawCardOffMessage = "keelpay does not send card numbers to Stripe unless t
 // setupError is err from a call that moves no money (CheckApplication,
 // SaveCard, lookups): nothing was done, whatever happened.
 func setupError(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return err
+	}
 	se, ok := asStripe(err)
 	if !ok {
 		return &provider.Error{Kind: provider.KindUnavailable, Message: "Stripe did not answer: " + err.Error()}
@@ -85,6 +89,10 @@ func setupError(err error) error {
 // nothing is that kind; anything else, a 5xx, a 409 (the same idempotency
 // key in flight) or no answer at all, leaves the outcome unknown.
 func moneyError(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return err
+	}
 	se, ok := asStripe(err)
 	if !ok {
 		return &provider.Error{Kind: provider.KindOutcomeUnknown, Message: "no answer from Stripe: " + err.Error()}

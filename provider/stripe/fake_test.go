@@ -395,18 +395,12 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 			"message": "The provided key does not have the required permissions for this endpoint: " + perm}})
 		return
 	}
-	if r.Method == http.MethodPost && f.lockTimeout[r.URL.Path] {
-		// docs.stripe.com/rate-limits and /error-low-level: a request
-		// that meets another on the same object may be answered 429 with
-		// the code lock_timeout; the fake answers it after the work, as
-		// nothing documents that the work was not done.
-		status, _, _, _ := f.route(acct, r)
-		f.mu.Unlock()
-		_ = status
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": "lock_timeout",
-			"message": "This object cannot be accessed right now because another API request or Stripe process is currently accessing it."}})
-		return
-	}
+	// docs.stripe.com/rate-limits and /error-low-level: a request that
+	// meets another on the same object may be answered 429 with the code
+	// lock_timeout. Nothing documents that the work was not done, so the
+	// fake does the work (and saves its idempotent result) and answers
+	// lock_timeout.
+	lockAfter := r.Method == http.MethodPost && f.lockTimeout[r.URL.Path]
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/search") {
 		// docs.stripe.com/rate-limits: the Search API allows 20 read
 		// requests per second; docs.stripe.com/search: search is not
@@ -494,6 +488,11 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 	f.deliver(events)
 	if drop {
 		loseAnswer(w)
+		return
+	}
+	if lockAfter {
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": "lock_timeout",
+			"message": "This object cannot be accessed right now because another API request or Stripe process is currently accessing it."}})
 		return
 	}
 	writeRaw(w, status, raw)
