@@ -2,8 +2,10 @@ package stripe_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -539,4 +541,68 @@ func TestFakeFailsARefundOnCall(t *testing.T) {
 	got, err := e.p.LookupRefund(ctx, testAccount, rr.AttemptID)
 	require.NoError(t, err)
 	assert.Equal(t, provider.RefundFailed, got.Status)
+}
+
+// standInDriver runs the Stripe.js stand-in in Node with a minimal DOM
+// (Node has fetch and URLSearchParams): it mounts the card element, types
+// the card, and prints what createPaymentMethod resolves to.
+const standInDriver = `
+const [src, key, number, expiry] = process.argv.slice(1); // with -e, the arguments follow node itself
+function el(tag) {
+  const handlers = {};
+  return { tagName: tag, value: "", children: [], setAttribute() {},
+    addEventListener(ev, fn) { (handlers[ev] = handlers[ev] || []).push(fn); },
+    fire(ev) { (handlers[ev] || []).forEach((fn) => fn()); },
+    appendChild(c) { this.children.push(c); } };
+}
+const root = el("div");
+globalThis.window = globalThis;
+globalThis.document = { currentScript: { src }, createElement: el, querySelector: (s) => (s === "#card" ? root : null) };
+(async () => {
+  const code = await (await fetch(src)).text();
+  eval(code);
+  const stripe = Stripe(key);
+  const card = stripe.elements().create("card", {});
+  let changes = 0;
+  card.on("change", () => { changes++; });
+  card.mount("#card");
+  const [n, e, c] = root.children;
+  n.value = number; n.fire("input");
+  e.value = expiry; e.fire("input");
+  c.value = "123"; c.fire("input");
+  const res = await stripe.createPaymentMethod({ type: "card", card, billing_details: { name: "Jane Roe" } });
+  card.clear();
+  console.log(JSON.stringify({ res, changes, cleared: n.value === "" }));
+})().catch((err) => { console.error(err); process.exit(1); });
+`
+
+func TestStripeJSStandInMakesAPaymentMethod(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	e := newEnv(t)
+	run := func(number, expiry string) map[string]any {
+		out, err := exec.CommandContext(t.Context(), node, "-e", standInDriver, e.fake.jsURL(), testPublishableKey, number, expiry).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out, &v), "%s", out)
+		return v
+	}
+	v := run("4242 4242 4242 4242", "12 / 31")
+	pm := v["res"].(map[string]any)["paymentMethod"].(map[string]any)
+	assert.Equal(t, "4242", pm["card"].(map[string]any)["last4"])
+	assert.EqualValues(t, 2031, pm["card"].(map[string]any)["exp_year"])
+	assert.EqualValues(t, 4, v["changes"], "a change for each field, and one for clear")
+	assert.Equal(t, true, v["cleared"])
+
+	// The browser's PaymentMethod charges through the adapter.
+	r := charge("")
+	r.NewCard = &provider.SaveCardRequest{MerchantID: testAccount, PaymentMethod: pm["id"].(string)}
+	res, err := e.p.Charge(t.Context(), r)
+	require.NoError(t, err)
+	assert.Equal(t, provider.ChargeSucceeded, res.Status)
+
+	v = run(fakeCardBadNumber, "12 / 31")
+	assert.Equal(t, "incorrect_number", v["res"].(map[string]any)["error"].(map[string]any)["code"])
 }
