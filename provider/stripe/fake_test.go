@@ -138,6 +138,12 @@ type fakeRefund struct {
 	changeAt time.Time
 }
 
+// Test cards and their outcomes are Stripe's (docs.stripe.com/testing):
+// 4242... succeeds, 4000...0002 is a generic decline, ...9995 declines
+// with insufficient_funds, ...0036 fails the postal-code check,
+// 4000002760003184 always needs 3D Secure, and a wrong Luhn digit is
+// incorrect_number. 4000000000000077 is the fake's own: its answer is lost
+// on the way back, as a time-out does.
 const (
 	fakeCardSucceeds     = "4242424242424242"
 	fakeCardDeclined     = "4000000000000002"
@@ -297,6 +303,8 @@ type fakeErr struct {
 	body   map[string]any
 }
 
+// stripeError is an error as Stripe answers one (docs.stripe.com/api/errors):
+// an error object with type, message and, when there is one, code.
 func stripeError(status int, typ, code, msg string) *fakeErr {
 	e := map[string]any{"type": typ, "message": msg}
 	if code != "" {
@@ -386,10 +394,13 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if acct == nil {
 		f.mu.Unlock()
+		// docs.stripe.com/api/authentication: a wrong key is a 401.
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": "Invalid API Key provided."}})
 		return
 	}
 	if perm := permissionOf(r.Method, r.URL.Path); acct.forbidden[perm] {
+		// docs.stripe.com/keys#limit-access: a restricted key without the
+		// permission of an endpoint is refused with 403.
 		f.mu.Unlock()
 		writeJSON(w, http.StatusForbidden, map[string]any{"error": map[string]any{"type": "invalid_request_error",
 			"message": "The provided key does not have the required permissions for this endpoint: " + perm}})
@@ -608,6 +619,8 @@ func (f *fakeStripe) route(acct *fakeAccount, r *http.Request) (int, any, *fakeE
 		if pi == nil || pi.account != acct.id {
 			return 0, nil, stripeError(404, "invalid_request_error", "resource_missing", "No such payment_intent"), false
 		}
+		// docs.stripe.com/api/payment_intents/cancel: a PaymentIntent can
+		// be canceled only while it is not succeeded (or canceled).
 		if pi.status == "succeeded" || pi.status == "canceled" {
 			return 0, nil, stripeError(400, "invalid_request_error", "payment_intent_unexpected_state", "You cannot cancel this PaymentIntent because it has a status of "+pi.status+"."), false
 		}
@@ -784,6 +797,9 @@ func (f *fakeStripe) succeed(pi *fakePI) {
 	f.charges[pi.metadata["keelpay_attempt_id"]]++
 }
 
+// decline fails pi as Stripe does a declined card
+// (docs.stripe.com/declines/codes): a 402 card_error with the decline_code
+// and the PaymentIntent, now requires_payment_method with last_payment_error.
 func (f *fakeStripe) decline(pi *fakePI, code, declineCode, msg string) (int, any, *fakeErr, bool) {
 	pi.status = "requires_payment_method"
 	pi.lastError = map[string]any{"type": "card_error", "code": code, "decline_code": declineCode, "message": msg}
@@ -815,6 +831,11 @@ func (f *fakeStripe) piJSON(pi *fakePI) map[string]any {
 	return out
 }
 
+// search answers a search of PaymentIntents by a metadata value. As
+// docs.stripe.com/search says, data is searchable typically within a
+// minute of a write and later during outages: the fake shows an object,
+// and each metadata key set on it, only searchLag after it was written.
+// Reads by id and lists are current.
 func (f *fakeStripe) search(acct *fakeAccount, form url.Values) (int, any, *fakeErr, bool) {
 	if f.searchErr {
 		return 0, nil, stripeError(500, "api_error", "", "Search is unavailable."), false
@@ -850,6 +871,7 @@ func (f *fakeStripe) createRefund(acct *fakeAccount, form url.Values) (int, any,
 		amount, _ = strconv.ParseInt(a, 10, 64)
 	}
 	if pi.status != "succeeded" || amount <= 0 || pi.amountRefunded+amount > pi.amountReceived {
+		// docs.stripe.com/error-codes#charge-already-refunded.
 		return 0, nil, stripeError(400, "invalid_request_error", "charge_already_refunded", "Charge has already been refunded."), false
 	}
 	rf := &fakeRefund{id: f.id("re"), pi: piID, amount: amount, metadata: metadataOf(form), status: "succeeded", created: f.now}
@@ -875,7 +897,11 @@ func refundJSON(rf *fakeRefund) map[string]any {
 }
 
 // answer3DS answers the challenge of the PaymentIntent in actionURL as the
-// buyer would, and sends the webhook Stripe sends.
+// buyer would, and sends the webhook Stripe sends. As
+// docs.stripe.com/payments/3d-secure describes, the PaymentIntent is
+// requires_action with a redirect_to_url next action, then succeeds, or
+// goes back to requires_payment_method with
+// payment_intent_authentication_failure.
 func (f *fakeStripe) answer3DS(actionURL string, complete bool) error {
 	f.mu.Lock()
 	pi := f.pis[actionURL[strings.LastIndexByte(actionURL, '/')+1:]]
