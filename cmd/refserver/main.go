@@ -55,6 +55,14 @@
 //	KEELPAY_PUBLIC_URL             the server's public https URL
 //	KEELPAY_STRIPE_API_URL         Stripe's API (default https://api.stripe.com); for a
 //	                               fake of Stripe or stripe-mock in tests
+//	KEELPAY_STRIPE_PUBLISHABLE_KEY optional: the account's pk_live_... or pk_test_..., so
+//	                               that the card field captures cards with Stripe.js
+//	KEELPAY_STRIPE_JS_URL          optional: Stripe.js's URL (default
+//	                               https://js.stripe.com/v3/); for a test's stand-in
+//	KEELPAY_STRIPE_RAW_CARD_DATA   1 to send card numbers typed into keelpay's own card
+//	                               field to Stripe: only for accounts enabled for raw
+//	                               card data APIs, and it puts the server in PCI DSS
+//	                               scope (SAQ D); off, a card number is refused
 //
 // Stripe sends buyers back after 3D Secure to KEELPAY_PUBLIC_URL +
 // /stripe/return; point the account's webhook endpoint at

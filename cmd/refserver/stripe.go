@@ -31,6 +31,14 @@ type stripeConfig struct {
 	// apiURL is Stripe's API: KEELPAY_STRIPE_API_URL, for a fake of Stripe
 	// or stripe-mock; empty for Stripe itself.
 	apiURL string
+	// publishableKey (KEELPAY_STRIPE_PUBLISHABLE_KEY) lets the card field
+	// capture cards with Stripe.js; jsURL (KEELPAY_STRIPE_JS_URL) replaces
+	// Stripe.js, for a test's stand-in; rawCardData
+	// (KEELPAY_STRIPE_RAW_CARD_DATA=1) lets card numbers typed into
+	// keelpay's own card field go to Stripe, for accounts enabled for raw
+	// card data APIs (PCI DSS SAQ D).
+	publishableKey, jsURL string
+	rawCardData           bool
 }
 
 // stripeRequired are the environment variables without which -provider
@@ -67,6 +75,10 @@ func parseStripe(c config, getenv func(string) string) (stripeConfig, error) {
 		webhookSecret: getenv("KEELPAY_STRIPE_WEBHOOK_SECRET"),
 		publicURL:     strings.TrimRight(getenv("KEELPAY_PUBLIC_URL"), "/"),
 		apiURL:        getenv("KEELPAY_STRIPE_API_URL"),
+
+		publishableKey: getenv("KEELPAY_STRIPE_PUBLISHABLE_KEY"),
+		jsURL:          getenv("KEELPAY_STRIPE_JS_URL"),
+		rawCardData:    getenv("KEELPAY_STRIPE_RAW_CARD_DATA") == "1",
 	}
 	if !strings.HasPrefix(s.publicURL, "https://") {
 		return s, errors.New("-provider stripe: KEELPAY_PUBLIC_URL must be an https URL: Stripe sends buyers and webhooks there")
@@ -78,9 +90,12 @@ func parseStripe(c config, getenv func(string) string) (stripeConfig, error) {
 // to Stripe: a wrong key shows at a store's setup.
 func newStripe(s stripeConfig) (*stripe.Provider, error) {
 	p, err := stripe.New(stripe.Config{
-		Accounts:  []stripe.Account{{ID: s.account, Key: s.key, WebhookSecret: s.webhookSecret}},
-		ReturnURL: s.publicURL + stripeReturnPath,
-		APIURL:    s.apiURL,
+		Accounts: []stripe.Account{{ID: s.account, Key: s.key, WebhookSecret: s.webhookSecret,
+			PublishableKey: s.publishableKey}},
+		ReturnURL:   s.publicURL + stripeReturnPath,
+		APIURL:      s.apiURL,
+		JSURL:       s.jsURL,
+		RawCardData: s.rawCardData,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("-provider stripe: %w", err)

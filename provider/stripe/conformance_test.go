@@ -17,7 +17,9 @@ const (
 	testAccount = "acct_1KeelpayTest"
 	testKey     = "rk_test_keelpay"
 	testSecret  = "whsec_keelpaytest"
-	searchLag   = time.Minute
+
+	testPublishableKey = "pk_test_keelpay"
+	searchLag          = time.Minute
 )
 
 // env is the adapter on a fake Stripe, with its webhook endpoint served.
@@ -27,16 +29,32 @@ type env struct {
 	hook *httptest.Server
 }
 
+// restart is a new adapter on the same fake, as after a restart of the
+// process: its hints are empty.
+func (e *env) restart(t *testing.T) *stripe.Provider {
+	t.Helper()
+	p, err := stripe.New(stripe.Config{
+		Accounts:    []stripe.Account{{ID: testAccount, Key: testKey, WebhookSecret: testSecret, PublishableKey: testPublishableKey}},
+		ReturnURL:   "https://pay.example/stripe/return",
+		APIURL:      e.fake.srv.URL,
+		RawCardData: true,
+	})
+	require.NoError(t, err)
+	return p
+}
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	f := newFakeStripe(t)
 	f.searchLag = searchLag
 	f.dropCards[fakeCardLostAnswer] = true
-	f.addAccount(testKey, &fakeAccount{id: testAccount, currency: "eur", chargesEnabled: true, webhookSecret: testSecret})
+	f.addAccount(testKey, &fakeAccount{id: testAccount, currency: "eur", chargesEnabled: true, webhookSecret: testSecret,
+		rawCards: true, publishableKey: testPublishableKey})
 	p, err := stripe.New(stripe.Config{
-		Accounts:  []stripe.Account{{ID: testAccount, Key: testKey, WebhookSecret: testSecret}},
-		ReturnURL: "https://pay.example/stripe/return",
-		APIURL:    f.srv.URL,
+		Accounts:    []stripe.Account{{ID: testAccount, Key: testKey, WebhookSecret: testSecret, PublishableKey: testPublishableKey}},
+		ReturnURL:   "https://pay.example/stripe/return",
+		APIURL:      f.srv.URL,
+		RawCardData: true,
 	})
 	require.NoError(t, err)
 	hook := httptest.NewServer(p.WebhookHandler())

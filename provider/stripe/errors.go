@@ -52,12 +52,22 @@ func isRawCardRefusal(err error) bool {
 }
 
 // rawCardMessage explains the refusal of isRawCardRefusal.
-const rawCardMessage = "Stripe refused the card number: this Stripe account is not enabled for raw card data APIs, " +
-	"which keelpay's hosted card field needs (see the Stripe adapter's documentation on PCI scope)"
+const rawCardMessage = "Stripe refused the card number: this Stripe account is not enabled for raw card data APIs " +
+	"(see the Stripe adapter's documentation on PCI scope); capture cards with Stripe.js instead"
+
+// rawCardOffMessage explains why the adapter refuses a card number when
+// Config.RawCardData is off.
+const rawCardOffMessage = "keelpay does not send card numbers to Stripe unless the Stripe adapter's RawCardData setting is on " +
+	"(KEELPAY_STRIPE_RAW_CARD_DATA=1 in the reference server): sending card numbers puts the deployment in PCI DSS scope (SAQ D) " +
+	"and needs a Stripe account enabled for raw card data APIs; capture cards with Stripe.js (SaveCardRequest.PaymentMethod) instead"
 
 // setupError is err from a call that moves no money (CheckApplication,
 // SaveCard, lookups): nothing was done, whatever happened.
 func setupError(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return err
+	}
 	se, ok := asStripe(err)
 	if !ok {
 		return &provider.Error{Kind: provider.KindUnavailable, Message: "Stripe did not answer: " + err.Error()}
@@ -79,6 +89,10 @@ func setupError(err error) error {
 // nothing is that kind; anything else, a 5xx, a 409 (the same idempotency
 // key in flight) or no answer at all, leaves the outcome unknown.
 func moneyError(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return err
+	}
 	se, ok := asStripe(err)
 	if !ok {
 		return &provider.Error{Kind: provider.KindOutcomeUnknown, Message: "no answer from Stripe: " + err.Error()}
@@ -88,10 +102,16 @@ func moneyError(err error) error {
 		return &provider.Error{Kind: provider.KindInvalidCredentials, Message: se.Msg}
 	case se.HTTPStatusCode == http.StatusForbidden:
 		return &provider.Error{Kind: provider.KindMissingRoles, Message: se.Msg}
-	case se.HTTPStatusCode == http.StatusTooManyRequests:
-		// Stripe refuses a rate-limited request before doing anything.
+	case se.HTTPStatusCode == http.StatusTooManyRequests && se.Code == sg.ErrorCodeRateLimit:
+		// Only a rate limit is documented as a refusal before anything
+		// was done (docs.stripe.com/rate-limits). A 429 lock_timeout is a
+		// request that met another on the same object; Stripe's libraries
+		// repeat it under the same idempotency key
+		// (docs.stripe.com/error-low-level), which says nothing of whether
+		// the first one did the work. That, and a 429 of any other code,
+		// falls through to an unknown outcome: the service looks it up.
 		return &provider.Error{Kind: provider.KindUnavailable, Message: se.Msg, RetryAfter: retryAfter(se)}
-	case se.HTTPStatusCode == http.StatusConflict || se.HTTPStatusCode >= 500:
+	case se.HTTPStatusCode == http.StatusTooManyRequests || se.HTTPStatusCode == http.StatusConflict || se.HTTPStatusCode >= 500:
 		return &provider.Error{Kind: provider.KindOutcomeUnknown, Message: se.Msg}
 	default:
 		return &provider.Error{Kind: provider.KindInvalidRequest, Message: se.Msg}

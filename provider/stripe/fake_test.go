@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -21,16 +22,29 @@ import (
 )
 
 // fakeStripe is a stateful fake of the parts of Stripe's API the adapter
-// uses, with Stripe's documented behaviour where the adapter depends on it:
+// uses. Each rule it enforces follows Stripe's documentation, cited where
+// the rule is; what the documentation leaves open is not faked as a
+// certainty but left to the adapter to guard.
 //
-//   - A POST with an Idempotency-Key Stripe has seen in the last 24 hours
-//     replays the first answer; with other parameters it is an
-//     idempotency_error. A request refused in validation is not saved.
-//   - Search shows an object, and each metadata key set on it, only
-//     searchLag after it was written; reads by id and lists are current.
-//   - Test cards decline with Stripe's codes; 4000002760003184 needs 3D
-//     Secure, answered with answer3DS, which sends a signed webhook.
+// How to use it from a test of this package (an end-to-end browser test
+// included):
 //
+//	f := newFakeStripe(t)                  // started; closed when t ends
+//	f.srv.URL                              // the API's base URL (Config.APIURL)
+//	f.jsURL()                              // the Stripe.js stand-in (Config.JSURL), GET /v3/
+//	f.addAccount("rk_test_x", &fakeAccount{id: "acct_x", currency: "eur",
+//		chargesEnabled: true,
+//		rawCards:       true,            // may send card numbers with a secret key
+//		publishableKey: "pk_test_x",     // Stripe.js's key for this account
+//		webhookSecret:  "whsec_x"})      // signs the events it sends
+//	f.set(func(f *fakeStripe) { f.webhooks = append(f.webhooks, url) }) // where events go
+//	f.advance(time.Minute)                 // moves its clock: search catches up, refunds of
+//	                                       // fakeCardRefundFails fail, pending refunds succeed
+//	f.failRefundsNow()                     // fails at once the refunds due to fail later
+//	f.chargeList(), f.refundList()         // the charges and refunds it holds
+//	f.searchCount()                        // searches made so far
+//
+// Test cards (docs.stripe.com/testing) are the fakeCard constants below.
 // Time is the fake's own clock, moved by advance.
 type fakeStripe struct {
 	t   *testing.T
@@ -53,7 +67,22 @@ type fakeStripe struct {
 	charges   map[string]int  // succeeded PaymentIntents by attempt id
 	requests  []string        // method and path of every request
 
+	searches       int             // search requests answered or refused
+	searchOff      bool            // search refused as for accounts where it is unavailable
+	searchWindow   time.Time       // the real second searches are counted in
+	searchInSecond int             // searches in searchWindow
+	probeAnswer    *fakeErr        // when set, the answer to an idempotency-key probe
+	received       int64           // when set, what a succeeding charge receives
+	lockTimeout    map[string]bool // POST paths answered 429 lock_timeout
+	publishable    map[string]*fakeAccount
+	events         map[string]*fakeStoredEvent
+
 	pendingEvents []fakeEvent
+}
+
+type fakeStoredEvent struct {
+	account string
+	body    []byte
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -66,6 +95,8 @@ type fakeAccount struct {
 	chargesEnabled bool
 	forbidden      map[string]bool // permissions the key lacks
 	webhookSecret  string
+	rawCards       bool   // enabled for raw card data APIs
+	publishableKey string // pk_test_... for Stripe.js
 }
 
 type idemEntry struct {
@@ -88,17 +119,31 @@ type fakePI struct {
 	returnURL       string
 	chargeID        string
 	amountRefunded  int64
+	amountReceived  int64
 	created         time.Time
 	cardNumber      string
 	billingPostcode string
 }
 
 type fakeRefund struct {
-	id, pi   string
-	amount   int64
-	metadata map[string]string
+	id, pi        string
+	amount        int64
+	metadata      map[string]string
+	status        string // pending, succeeded, failed, canceled (docs.stripe.com/api/refunds/object)
+	failureReason string
+	created       time.Time
+	// changeAt is when the fake's clock moves the refund on: a
+	// fakeCardRefundFails refund fails, a fakeCardRefundPending one
+	// succeeds.
+	changeAt time.Time
 }
 
+// Test cards and their outcomes are Stripe's (docs.stripe.com/testing):
+// 4242... succeeds, 4000...0002 is a generic decline, ...9995 declines
+// with insufficient_funds, ...0036 fails the postal-code check,
+// 4000002760003184 always needs 3D Secure, and a wrong Luhn digit is
+// incorrect_number. 4000000000000077 is the fake's own: its answer is lost
+// on the way back, as a time-out does.
 const (
 	fakeCardSucceeds     = "4242424242424242"
 	fakeCardDeclined     = "4000000000000002"
@@ -107,6 +152,18 @@ const (
 	fakeCardZipCheck     = "4000000000000036"
 	fakeCardBadNumber    = "4242424242424241"
 	fakeCardLostAnswer   = "4000000000000077"
+	// docs.stripe.com/testing#refunds: a refund of a charge of this card
+	// succeeds, then fails later (charge.refund.updated, refund.failed).
+	fakeCardRefundFails = "4000000000005126"
+	// docs.stripe.com/testing#refunds: a refund of a charge of this card
+	// is pending, then succeeds later.
+	fakeCardRefundPending = "4000000000007726"
+	// refundChange is how long the fake's clock moves before such a
+	// refund changes.
+	refundChange = 10 * time.Minute
+	// fakeUnknownSecret signs the events of an account whose endpoint
+	// secret the adapter was not given.
+	fakeUnknownSecret = "whsec_not_given_to_keelpay"
 )
 
 func newFakeStripe(t *testing.T) *fakeStripe {
@@ -121,6 +178,10 @@ func newFakeStripe(t *testing.T) *fakeStripe {
 		refunds:   map[string]*fakeRefund{},
 		dropCards: map[string]bool{},
 		charges:   map[string]int{},
+
+		lockTimeout: map[string]bool{},
+		publishable: map[string]*fakeAccount{},
+		events:      map[string]*fakeStoredEvent{},
 	}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
@@ -134,12 +195,90 @@ func (f *fakeStripe) addAccount(key string, a *fakeAccount) {
 		a.forbidden = map[string]bool{}
 	}
 	f.accounts[key] = a
+	if a.publishableKey != "" {
+		f.publishable[a.publishableKey] = a
+	}
 }
 
+// jsURL is the Stripe.js stand-in's URL.
+func (f *fakeStripe) jsURL() string { return f.srv.URL + "/v3/" }
+
+// advance moves the fake's clock by d, moving on the refunds due by then
+// and sending their events.
 func (f *fakeStripe) advance(d time.Duration) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.now = f.now.Add(d)
+	f.moveRefunds(false)
+	events := f.pendingEvents
+	f.pendingEvents = nil
+	f.mu.Unlock()
+	f.deliver(events)
+}
+
+// failRefundsNow fails at once every refund due to fail later.
+func (f *fakeStripe) failRefundsNow() {
+	f.mu.Lock()
+	f.moveRefunds(true)
+	events := f.pendingEvents
+	f.pendingEvents = nil
+	f.mu.Unlock()
+	f.deliver(events)
+}
+
+// moveRefunds moves on the refunds whose change is due (all of them when
+// now): as docs.stripe.com/testing#refunds describes, a refund of
+// fakeCardRefundFails goes from succeeded to failed, and Stripe sends
+// refund.failed and charge.refund.updated (docs.stripe.com/refunds, failed
+// refunds: the amount returns to the balance); a pending one succeeds and
+// Stripe sends charge.refund.updated and refund.updated.
+func (f *fakeStripe) moveRefunds(now bool) {
+	for _, id := range sortedKeys(f.refunds) {
+		rf := f.refunds[id]
+		if rf.changeAt.IsZero() || (!now && f.now.Before(rf.changeAt)) {
+			continue
+		}
+		rf.changeAt = time.Time{}
+		pi := f.pis[rf.pi]
+		switch {
+		case rf.status == "succeeded" && pi.cardNumber == fakeCardRefundFails:
+			rf.status, rf.failureReason = "failed", "expired_or_canceled_card"
+			pi.amountRefunded -= rf.amount
+			f.refundEvent("refund.failed", rf)
+			f.refundEvent("charge.refund.updated", rf)
+		case rf.status == "pending":
+			rf.status = "succeeded"
+			f.refundEvent("refund.updated", rf)
+			f.refundEvent("charge.refund.updated", rf)
+		}
+	}
+}
+
+// chargeList returns the PaymentIntents the fake holds, as Stripe shows them.
+func (f *fakeStripe) chargeList() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, id := range sortedKeys(f.pis) {
+		out = append(out, f.piJSON(f.pis[id]))
+	}
+	return out
+}
+
+// refundList returns the refunds the fake holds, as Stripe shows them.
+func (f *fakeStripe) refundList() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, id := range sortedKeys(f.refunds) {
+		out = append(out, refundJSON(f.refunds[id]))
+	}
+	return out
+}
+
+func (f *fakeStripe) searchCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.searches
 }
 
 func (f *fakeStripe) set(fn func(f *fakeStripe)) {
@@ -164,6 +303,8 @@ type fakeErr struct {
 	body   map[string]any
 }
 
+// stripeError is an error as Stripe answers one (docs.stripe.com/api/errors):
+// an error object with type, message and, when there is one, code.
 func stripeError(status int, typ, code, msg string) *fakeErr {
 	e := map[string]any{"type": typ, "message": msg}
 	if code != "" {
@@ -176,6 +317,8 @@ var (
 	pathPI       = regexp.MustCompile(`^/v1/payment_intents/(pi_\w+)$`)
 	pathPICancel = regexp.MustCompile(`^/v1/payment_intents/(pi_\w+)/cancel$`)
 	pathUpdate   = regexp.MustCompile(`^/v1/(customers|payment_methods|payment_intents|refunds)/([\w]+)$`)
+	pathPM       = regexp.MustCompile(`^/v1/payment_methods/(pm_\w+)$`)
+	pathEvent    = regexp.MustCompile(`^/v1/events/(\w+)$`)
 	searchQuery  = regexp.MustCompile(`^metadata\['([\w]+)'\]:'([\w]+)'$`)
 )
 
@@ -191,11 +334,27 @@ func permissionOf(method, path string) string {
 		return "payment_intents:write"
 	case strings.HasPrefix(path, "/v1/refunds"):
 		return "refunds:write"
+	case strings.HasPrefix(path, "/v1/events"):
+		return "events:read"
 	}
 	return ""
 }
 
 func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v3/" {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		_, _ = io.WriteString(w, stripeJSStandIn)
+		return
+	}
+	// Stripe.js calls the API from the buyer's browser, on another origin.
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -209,21 +368,81 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if key == "" {
+		// Stripe.js sends its publishable key as the key parameter.
+		key = r.PostForm.Get("key")
+	}
 	acct := f.accounts[key]
+	if pa := f.publishable[key]; pa != nil {
+		// A publishable key may only create PaymentMethods, as Stripe.js
+		// does (docs.stripe.com/keys: publishable keys are for the
+		// client side and can only create tokens and such objects).
+		if !(r.Method == http.MethodPost && r.URL.Path == "/v1/payment_methods") {
+			f.mu.Unlock()
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"type": "invalid_request_error",
+				"message": "This API call cannot be made with a publishable API key. Please use a secret API key."}})
+			return
+		}
+		st, body, ferr, _ := f.createPM(pa, r.PostForm, true)
+		f.mu.Unlock()
+		if ferr != nil {
+			writeJSON(w, ferr.status, map[string]any{"error": ferr.body})
+			return
+		}
+		writeJSON(w, st, body)
+		return
+	}
 	if acct == nil {
 		f.mu.Unlock()
+		// docs.stripe.com/api/authentication: a wrong key is a 401.
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": "Invalid API Key provided."}})
 		return
 	}
 	if perm := permissionOf(r.Method, r.URL.Path); acct.forbidden[perm] {
+		// docs.stripe.com/keys#limit-access: a restricted key without the
+		// permission of an endpoint is refused with 403.
 		f.mu.Unlock()
 		writeJSON(w, http.StatusForbidden, map[string]any{"error": map[string]any{"type": "invalid_request_error",
 			"message": "The provided key does not have the required permissions for this endpoint: " + perm}})
 		return
 	}
+	// docs.stripe.com/rate-limits and /error-low-level: a request that
+	// meets another on the same object may be answered 429 with the code
+	// lock_timeout. Nothing documents that the work was not done, so the
+	// fake does the work (and saves its idempotent result) and answers
+	// lock_timeout.
+	lockAfter := r.Method == http.MethodPost && f.lockTimeout[r.URL.Path]
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/search") {
+		// docs.stripe.com/rate-limits: the Search API allows 20 read
+		// requests per second; docs.stripe.com/search: search is not
+		// available to merchants in India.
+		f.searches++
+		if now := time.Now().Truncate(time.Second); !now.Equal(f.searchWindow) {
+			f.searchWindow, f.searchInSecond = now, 0
+		}
+		f.searchInSecond++
+		if f.searchInSecond > 20 {
+			f.mu.Unlock()
+			writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": "rate_limit",
+				"message": "Too many requests hit the API too quickly."}})
+			return
+		}
+	}
+	if mErr := checkMetadata(r.PostForm); mErr != nil {
+		// docs.stripe.com/metadata: 50 keys, keys of 40 characters,
+		// values of 500; a request over them is refused in validation.
+		f.mu.Unlock()
+		writeJSON(w, mErr.status, map[string]any{"error": mErr.body})
+		return
+	}
 	ikey := r.Header.Get("Idempotency-Key")
 	var entry *idemEntry
 	if r.Method == http.MethodPost && ikey != "" {
+		// docs.stripe.com/api/idempotent_requests: a key is kept at
+		// least 24 hours; a request with a key seen before replays the
+		// first answer, and with other parameters is an idempotency_error.
+		// Results are saved only once an endpoint began to run: a request
+		// that fails validation is not saved.
 		fp := r.Method + " " + r.URL.Path + "?" + r.PostForm.Encode()
 		e := f.idem[acct.id+"|"+ikey]
 		if e != nil && f.now.Sub(e.at) >= 24*time.Hour {
@@ -253,7 +472,15 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 	var ferr *fakeErr
 	var drop bool
 	if r.Form.Has("keelpay_probe") {
+		// docs.stripe.com/error-codes#parameter-unknown and
+		// docs.stripe.com/api/errors: an unknown parameter is refused with
+		// an invalid_request_error whose code is parameter_unknown and
+		// whose param names it.
 		ferr = stripeError(400, "invalid_request_error", "parameter_unknown", "Received unknown parameter: keelpay_probe")
+		ferr.body["param"] = "keelpay_probe"
+		if f.probeAnswer != nil {
+			ferr = f.probeAnswer
+		}
 	} else {
 		status, body, ferr, drop = f.route(acct, r)
 	}
@@ -262,7 +489,6 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 		body = map[string]any{"error": ferr.body}
 	}
 	raw, _ := json.Marshal(body)
-	// Stripe saves no answer for a request refused in validation.
 	if entry != nil && status != http.StatusBadRequest {
 		entry.status, entry.body, entry.drop = status, raw, drop
 		f.idem[acct.id+"|"+ikey] = entry
@@ -275,7 +501,38 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 		loseAnswer(w)
 		return
 	}
+	if lockAfter {
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": "lock_timeout",
+			"message": "This object cannot be accessed right now because another API request or Stripe process is currently accessing it."}})
+		return
+	}
 	writeRaw(w, status, raw)
+}
+
+// checkMetadata refuses metadata over Stripe's limits
+// (docs.stripe.com/metadata; docs.stripe.com/api/metadata): at most 50
+// keys, keys of at most 40 characters without square brackets, values of
+// at most 500 characters. The error is a 400 invalid_request_error whose
+// param is metadata.
+func checkMetadata(form url.Values) *fakeErr {
+	m := metadataOf(form)
+	bad := func(msg string) *fakeErr {
+		e := stripeError(400, "invalid_request_error", "parameter_invalid_string_too_long", msg)
+		e.body["param"] = "metadata"
+		return e
+	}
+	if len(m) > 50 {
+		return bad("Invalid metadata: metadata can have up to 50 keys.")
+	}
+	for k, v := range m {
+		if len(k) > 40 || strings.ContainsAny(k, "[]") {
+			return bad("Invalid metadata: key " + strconv.Quote(k) + " must be at most 40 characters.")
+		}
+		if len(v) > 500 {
+			return bad("Invalid metadata: the value of " + strconv.Quote(k) + " must be at most 500 characters.")
+		}
+	}
+	return nil
 }
 
 // dropping reports whether a replay of e still loses its answer: while its
@@ -328,9 +585,25 @@ func (f *fakeStripe) route(acct *fakeAccount, r *http.Request) (int, any, *fakeE
 	case r.Method == http.MethodGet && p == "/v1/account":
 		return 200, map[string]any{"id": acct.id, "object": "account", "default_currency": acct.currency, "charges_enabled": acct.chargesEnabled}, nil, false
 	case r.Method == http.MethodPost && p == "/v1/payment_methods":
-		return f.createPM(acct, form)
+		return f.createPM(acct, form, false)
+	case r.Method == http.MethodGet && pathPM.MatchString(p):
+		pm := f.pms[pathPM.FindStringSubmatch(p)[1]]
+		if pm == nil || pm["_account"] != acct.id {
+			return 0, nil, stripeError(404, "invalid_request_error", "resource_missing", "No such PaymentMethod: '"+pathPM.FindStringSubmatch(p)[1]+"'"), false
+		}
+		return 200, publicPM(pm), nil, false
+	case r.Method == http.MethodGet && pathEvent.MatchString(p):
+		// docs.stripe.com/api/events/retrieve: an event is read back by
+		// its id with the account's key; another account's is not found.
+		ev := f.events[pathEvent.FindStringSubmatch(p)[1]]
+		if ev == nil || ev.account != acct.id {
+			return 0, nil, stripeError(404, "invalid_request_error", "resource_missing", "No such event: '"+pathEvent.FindStringSubmatch(p)[1]+"'"), false
+		}
+		var v any
+		_ = json.Unmarshal(ev.body, &v)
+		return 200, v, nil, false
 	case r.Method == http.MethodPost && p == "/v1/customers":
-		return f.createCustomer(form)
+		return f.createCustomer(acct, form)
 	case r.Method == http.MethodPost && p == "/v1/payment_intents":
 		return f.createPI(acct, form)
 	case r.Method == http.MethodGet && p == "/v1/payment_intents/search":
@@ -346,6 +619,8 @@ func (f *fakeStripe) route(acct *fakeAccount, r *http.Request) (int, any, *fakeE
 		if pi == nil || pi.account != acct.id {
 			return 0, nil, stripeError(404, "invalid_request_error", "resource_missing", "No such payment_intent"), false
 		}
+		// docs.stripe.com/api/payment_intents/cancel: a PaymentIntent can
+		// be canceled only while it is not succeeded (or canceled).
 		if pi.status == "succeeded" || pi.status == "canceled" {
 			return 0, nil, stripeError(400, "invalid_request_error", "payment_intent_unexpected_state", "You cannot cancel this PaymentIntent because it has a status of "+pi.status+"."), false
 		}
@@ -368,14 +643,27 @@ func (f *fakeStripe) route(acct *fakeAccount, r *http.Request) (int, any, *fakeE
 		switch m[1] {
 		case "payment_intents":
 			if pi := f.pis[m[2]]; pi != nil && pi.account == acct.id {
-				for k, v := range metadataOf(form) {
+				add := metadataOf(form)
+				n := len(pi.metadata)
+				for k := range add {
+					if _, ok := pi.metadata[k]; !ok {
+						n++
+					}
+				}
+				if n > 50 {
+					// docs.stripe.com/metadata: 50 keys on an object.
+					e := stripeError(400, "invalid_request_error", "", "Invalid metadata: metadata can have up to 50 keys.")
+					e.body["param"] = "metadata"
+					return 0, nil, e, false
+				}
+				for k, v := range add {
 					pi.metadata[k] = v
 					pi.metaAt[k] = f.now
 				}
 				return 200, f.piJSON(pi), nil, false
 			}
 		case "payment_methods":
-			if pm := f.pms[m[2]]; pm != nil {
+			if pm := f.pms[m[2]]; pm != nil && pm["_account"] == acct.id {
 				if pc := form.Get("billing_details[address][postal_code]"); pc != "" {
 					pm["_postcode"] = pc
 				}
@@ -387,9 +675,21 @@ func (f *fakeStripe) route(acct *fakeAccount, r *http.Request) (int, any, *fakeE
 	return 0, nil, stripeError(404, "invalid_request_error", "", "Unrecognized request URL ("+r.Method+": "+p+")."), false
 }
 
-func (f *fakeStripe) createPM(acct *fakeAccount, form url.Values) (int, any, *fakeErr, bool) {
+// createPM makes a card PaymentMethod. A card number sent with a secret or
+// restricted key is refused unless the account is enabled for raw card data
+// APIs (docs.stripe.com/security/guide: integrations that send card numbers
+// to Stripe's API need to be PCI DSS validated with SAQ D and enabled by
+// Stripe), with Stripe's error; sent with a publishable key, as Stripe.js
+// does from the buyer's browser, it is accepted.
+func (f *fakeStripe) createPM(acct *fakeAccount, form url.Values, publishable bool) (int, any, *fakeErr, bool) {
 	if form.Get("type") != "card" {
-		return 0, nil, stripeError(400, "invalid_request_error", "parameter_missing", "Missing required param: type."), false
+		e := stripeError(400, "invalid_request_error", "parameter_missing", "Missing required param: type.")
+		e.body["param"] = "type"
+		return 0, nil, e, false
+	}
+	if !publishable && !acct.rawCards {
+		return 0, nil, stripeError(402, "invalid_request_error", "",
+			"Sending credit card numbers directly to the Stripe API is generally unsafe. We suggest you use test tokens that map to the test card you are using, see https://stripe.com/docs/testing. To enable raw card data APIs in test mode, see https://support.stripe.com/questions/enabling-access-to-raw-card-data-apis."), false
 	}
 	number := form.Get("card[number]")
 	if number == fakeCardBadNumber || len(number) < 12 {
@@ -403,10 +703,11 @@ func (f *fakeStripe) createPM(acct *fakeAccount, form url.Values) (int, any, *fa
 	}
 	pm := map[string]any{
 		"id": f.id("pm"), "object": "payment_method", "type": "card",
-		"card":      map[string]any{"brand": brand, "last4": number[len(number)-4:], "exp_month": month, "exp_year": year},
-		"_number":   number,
-		"_postcode": form.Get("billing_details[address][postal_code]"),
-		"_account":  acct.id,
+		"card":            map[string]any{"brand": brand, "last4": number[len(number)-4:], "exp_month": month, "exp_year": year},
+		"billing_details": map[string]any{"name": form.Get("billing_details[name]")},
+		"_number":         number,
+		"_postcode":       form.Get("billing_details[address][postal_code]"),
+		"_account":        acct.id,
 	}
 	f.pms[pm["id"].(string)] = pm
 	return 200, publicPM(pm), nil, false
@@ -423,15 +724,26 @@ func publicPM(pm map[string]any) map[string]any {
 	return out
 }
 
-func (f *fakeStripe) createCustomer(form url.Values) (int, any, *fakeErr, bool) {
+func (f *fakeStripe) createCustomer(acct *fakeAccount, form url.Values) (int, any, *fakeErr, bool) {
+	if pmID := form.Get("payment_method"); pmID != "" {
+		pm := f.pms[pmID]
+		if pm == nil || pm["_account"] != acct.id {
+			e := stripeError(400, "invalid_request_error", "resource_missing", "No such PaymentMethod: '"+pmID+"'")
+			e.body["param"] = "payment_method"
+			return 0, nil, e, false
+		}
+		if pm["customer"] != nil {
+			// docs.stripe.com/api/payment_methods/attach: a PaymentMethod
+			// attached to a Customer cannot be attached to another.
+			e := stripeError(400, "invalid_request_error", "", "The payment method you provided has already been attached to a customer.")
+			e.body["param"] = "payment_method"
+			return 0, nil, e, false
+		}
+	}
 	id := f.id("cus")
 	f.customers[id] = true
 	if pmID := form.Get("payment_method"); pmID != "" {
-		pm := f.pms[pmID]
-		if pm == nil {
-			return 0, nil, stripeError(400, "invalid_request_error", "resource_missing", "No such PaymentMethod: "+pmID), false
-		}
-		pm["customer"] = id
+		f.pms[pmID]["customer"] = id
 	}
 	return 200, map[string]any{"id": id, "object": "customer"}, nil, false
 }
@@ -474,10 +786,20 @@ func (f *fakeStripe) createPI(acct *fakeAccount, form url.Values) (int, any, *fa
 
 func (f *fakeStripe) succeed(pi *fakePI) {
 	pi.status = "succeeded"
+	// docs.stripe.com/api/payment_intents/object: amount_received is the
+	// amount that was collected; a test sets received to make it differ
+	// from amount.
+	pi.amountReceived = pi.amount
+	if f.received != 0 {
+		pi.amountReceived = f.received
+	}
 	pi.chargeID = f.id("ch")
 	f.charges[pi.metadata["keelpay_attempt_id"]]++
 }
 
+// decline fails pi as Stripe does a declined card
+// (docs.stripe.com/declines/codes): a 402 card_error with the decline_code
+// and the PaymentIntent, now requires_payment_method with last_payment_error.
 func (f *fakeStripe) decline(pi *fakePI, code, declineCode, msg string) (int, any, *fakeErr, bool) {
 	pi.status = "requires_payment_method"
 	pi.lastError = map[string]any{"type": "card_error", "code": code, "decline_code": declineCode, "message": msg}
@@ -492,7 +814,7 @@ func (f *fakeStripe) piJSON(pi *fakePI) map[string]any {
 	out := map[string]any{
 		"id": pi.id, "object": "payment_intent", "amount": pi.amount, "currency": pi.currency,
 		"status": pi.status, "customer": pi.customer, "metadata": pi.metadata,
-		"payment_method": publicPM(pm), "created": pi.created.Unix(),
+		"payment_method": publicPM(pm), "created": pi.created.Unix(), "amount_received": pi.amountReceived,
 		"last_payment_error": pi.lastError,
 	}
 	if pi.status == "requires_action" {
@@ -502,16 +824,24 @@ func (f *fakeStripe) piJSON(pi *fakePI) map[string]any {
 	if pi.chargeID != "" {
 		out["latest_charge"] = map[string]any{
 			"id": pi.chargeID, "object": "charge", "amount": pi.amount, "amount_refunded": pi.amountRefunded,
-			"refunded":               pi.amountRefunded >= pi.amount,
+			"amount_captured": pi.amountReceived, "refunded": pi.amountRefunded >= pi.amountReceived,
 			"payment_method_details": map[string]any{"type": "card", "card": map[string]any{"authorization_code": "A" + pi.chargeID[len(pi.chargeID)-5:]}},
 		}
 	}
 	return out
 }
 
+// search answers a search of PaymentIntents by a metadata value. As
+// docs.stripe.com/search says, data is searchable typically within a
+// minute of a write and later during outages: the fake shows an object,
+// and each metadata key set on it, only searchLag after it was written.
+// Reads by id and lists are current.
 func (f *fakeStripe) search(acct *fakeAccount, form url.Values) (int, any, *fakeErr, bool) {
 	if f.searchErr {
 		return 0, nil, stripeError(500, "api_error", "", "Search is unavailable."), false
+	}
+	if f.searchOff {
+		return 0, nil, stripeError(400, "invalid_request_error", "", "Search is not available for this account."), false
 	}
 	m := searchQuery.FindStringSubmatch(form.Get("query"))
 	if m == nil {
@@ -536,26 +866,42 @@ func (f *fakeStripe) createRefund(acct *fakeAccount, form url.Values) (int, any,
 	if pi == nil || pi.account != acct.id {
 		return 0, nil, stripeError(404, "invalid_request_error", "resource_missing", "No such payment_intent: "+piID), false
 	}
-	amount := pi.amount - pi.amountRefunded
+	amount := pi.amountReceived - pi.amountRefunded
 	if a := form.Get("amount"); a != "" {
 		amount, _ = strconv.ParseInt(a, 10, 64)
 	}
-	if pi.status != "succeeded" || amount <= 0 || pi.amountRefunded+amount > pi.amount {
+	if pi.status != "succeeded" || amount <= 0 || pi.amountRefunded+amount > pi.amountReceived {
+		// docs.stripe.com/error-codes#charge-already-refunded.
 		return 0, nil, stripeError(400, "invalid_request_error", "charge_already_refunded", "Charge has already been refunded."), false
 	}
-	rf := &fakeRefund{id: f.id("re"), pi: piID, amount: amount, metadata: metadataOf(form)}
+	rf := &fakeRefund{id: f.id("re"), pi: piID, amount: amount, metadata: metadataOf(form), status: "succeeded", created: f.now}
+	switch pi.cardNumber {
+	case fakeCardRefundFails:
+		rf.changeAt = f.now.Add(refundChange)
+	case fakeCardRefundPending:
+		rf.status, rf.changeAt = "pending", f.now.Add(refundChange)
+	}
 	f.refunds[rf.id] = rf
 	pi.amountRefunded += amount
+	f.refundEvent("refund.created", rf)
 	return 200, refundJSON(rf), nil, false
 }
 
 func refundJSON(rf *fakeRefund) map[string]any {
-	return map[string]any{"id": rf.id, "object": "refund", "amount": rf.amount, "status": "succeeded",
-		"payment_intent": rf.pi, "metadata": rf.metadata}
+	out := map[string]any{"id": rf.id, "object": "refund", "amount": rf.amount, "status": rf.status,
+		"payment_intent": rf.pi, "metadata": rf.metadata, "created": rf.created.Unix()}
+	if rf.failureReason != "" {
+		out["failure_reason"] = rf.failureReason
+	}
+	return out
 }
 
 // answer3DS answers the challenge of the PaymentIntent in actionURL as the
-// buyer would, and sends the webhook Stripe sends.
+// buyer would, and sends the webhook Stripe sends. As
+// docs.stripe.com/payments/3d-secure describes, the PaymentIntent is
+// requires_action with a redirect_to_url next action, then succeeds, or
+// goes back to requires_payment_method with
+// payment_intent_authentication_failure.
 func (f *fakeStripe) answer3DS(actionURL string, complete bool) error {
 	f.mu.Lock()
 	pi := f.pis[actionURL[strings.LastIndexByte(actionURL, '/')+1:]]
@@ -586,11 +932,24 @@ type fakeEvent struct {
 
 // event queues an event about pi for delivery once f.mu is released.
 func (f *fakeStripe) event(typ string, pi *fakePI) {
+	f.queueEvent(typ, pi.account, f.piJSON(pi))
+}
+
+// refundEvent queues an event about rf.
+func (f *fakeStripe) refundEvent(typ string, rf *fakeRefund) {
+	f.queueEvent(typ, f.pis[rf.pi].account, refundJSON(rf))
+}
+
+// queueEvent keeps an event, so that it can be read back
+// (docs.stripe.com/api/events/retrieve), and queues it for delivery.
+func (f *fakeStripe) queueEvent(typ, account string, obj map[string]any) {
+	id := f.id("evt")
 	body, _ := json.Marshal(map[string]any{
-		"id": f.id("evt"), "object": "event", "type": typ, "api_version": sg.APIVersion,
-		"created": f.now.Unix(), "data": map[string]any{"object": f.piJSON(pi)},
+		"id": id, "object": "event", "type": typ, "api_version": sg.APIVersion,
+		"created": f.now.Unix(), "data": map[string]any{"object": obj},
 	})
-	f.pendingEvents = append(f.pendingEvents, fakeEvent{pi.account, body})
+	f.events[id] = &fakeStoredEvent{account: account, body: body}
+	f.pendingEvents = append(f.pendingEvents, fakeEvent{account, body})
 }
 
 // deliver posts each event, signed as Stripe signs it, to every webhook
@@ -607,7 +966,10 @@ func (f *fakeStripe) deliver(events []fakeEvent) {
 		urls := append([]string(nil), f.webhooks...)
 		f.mu.Unlock()
 		if secret == "" {
-			continue
+			// Stripe signs every event with its endpoint's secret
+			// (docs.stripe.com/webhooks); this one was not given to
+			// keelpay.
+			secret = fakeUnknownSecret
 		}
 		signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: ev.body, Secret: secret, Timestamp: time.Now()})
 		for _, u := range urls {
@@ -625,4 +987,8 @@ func (f *fakeStripe) deliver(events []fakeEvent) {
 			}
 		}
 	}
+}
+
+func decodeJSON(res *http.Response, v any) error {
+	return json.NewDecoder(res.Body).Decode(v)
 }

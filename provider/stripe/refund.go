@@ -28,7 +28,15 @@ func (p *Provider) Refund(ctx context.Context, r provider.RefundRequest) (*provi
 	if r.OrderID == "" {
 		return failed(provider.FailureOrderNotFound, "The charge has no Stripe PaymentIntent."), nil
 	}
-	up := &sg.PaymentIntentUpdateParams{Metadata: map[string]string{MetaRefundPrefix + r.AttemptID: "1"}}
+	mark, err := metadata(RefundMarkKey(r.AttemptID), "1")
+	if err != nil {
+		return nil, err
+	}
+	meta, err := metadata(MetaAttempt, r.AttemptID, MetaMerchant, r.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	up := &sg.PaymentIntentUpdateParams{Metadata: mark}
 	up.IdempotencyKey = sg.String(r.AttemptID + ":mark")
 	if _, err := cl.V1PaymentIntents.Update(ctx, r.OrderID, up); err != nil {
 		if se, ok := asStripe(err); ok && se.HTTPStatusCode == http.StatusNotFound {
@@ -36,6 +44,7 @@ func (p *Provider) Refund(ctx context.Context, r provider.RefundRequest) (*provi
 		}
 		return nil, setupError(err)
 	}
+	p.hintRefund(r.MerchantID, r.AttemptID, r.OrderID)
 	if rf, err := refundOf(ctx, cl, r.OrderID, r.AttemptID); err != nil {
 		return nil, setupError(err)
 	} else if rf != nil {
@@ -44,7 +53,7 @@ func (p *Provider) Refund(ctx context.Context, r provider.RefundRequest) (*provi
 	rp := &sg.RefundCreateParams{
 		PaymentIntent: sg.String(r.OrderID),
 		Amount:        sg.Int64(r.Amount),
-		Metadata:      map[string]string{MetaAttempt: r.AttemptID, MetaMerchant: r.MerchantID},
+		Metadata:      meta,
 	}
 	rp.IdempotencyKey = sg.String(r.AttemptID)
 	rf, err := cl.V1Refunds.Create(ctx, rp)
@@ -52,7 +61,7 @@ func (p *Provider) Refund(ctx context.Context, r provider.RefundRequest) (*provi
 		se, ok := asStripe(err)
 		switch {
 		case ok && se.Type == sg.ErrorTypeIdempotency && se.HTTPStatusCode != http.StatusConflict:
-			res, err := p.lookupRefund(ctx, cl, r.AttemptID)
+			res, err := p.lookupRefund(ctx, cl, r.MerchantID, r.AttemptID)
 			if err != nil || res.Status == provider.RefundPending {
 				return nil, &provider.Error{Kind: provider.KindOutcomeUnknown, Message: "the refund's attempt id was used with another request"}
 			}
@@ -80,7 +89,7 @@ func refundResult(rf *sg.Refund) *provider.RefundResult {
 	case sg.RefundStatusSucceeded:
 		return &provider.RefundResult{Status: provider.RefundSucceeded}
 	case sg.RefundStatusFailed, sg.RefundStatusCanceled:
-		msg := "Stripe could not refund the charge"
+		msg := "Stripe could not refund the charge (refund " + string(rf.Status) + ")"
 		if rf.FailureReason != "" {
 			msg += ": " + string(rf.FailureReason)
 		}
@@ -105,28 +114,43 @@ func refundOf(ctx context.Context, cl *sg.Client, piID, attemptID string) (*sg.R
 	return nil, nil
 }
 
-// LookupRefund finds the refund send attemptID: Stripe's search finds the
-// PaymentIntent marked with it, whose refunds are then listed. When the
-// search shows none, the refund's idempotency key decides, as for
-// LookupCharge.
+// LookupRefund finds the refund send attemptID: its PaymentIntent is the
+// hinted one (Refund and refund webhooks fill the hint) or, without a
+// hint, the one Stripe's search finds marked with [RefundMarkKey]; that
+// PaymentIntent's refunds are then listed (consistent). When neither shows
+// it, the refund's idempotency key decides, as for LookupCharge. A refund
+// that failed, even after it succeeded, is [provider.RefundFailed] with
+// Stripe's failure_reason in the message.
 func (p *Provider) LookupRefund(ctx context.Context, merchantID, attemptID string) (*provider.RefundResult, error) {
 	cl, err := p.client(merchantID)
 	if err != nil {
 		return nil, err
 	}
-	return p.lookupRefund(ctx, cl, attemptID)
+	return p.lookupRefund(ctx, cl, merchantID, attemptID)
 }
 
-func (p *Provider) lookupRefund(ctx context.Context, cl *sg.Client, attemptID string) (*provider.RefundResult, error) {
+func (p *Provider) lookupRefund(ctx context.Context, cl *sg.Client, merchantID, attemptID string) (*provider.RefundResult, error) {
+	if piID := p.hints.get(hintKey(hintRefund, merchantID, attemptID)); piID != "" {
+		rf, err := refundOf(ctx, cl, piID, attemptID)
+		if err != nil {
+			if se, ok := asStripe(err); !ok || se.HTTPStatusCode != http.StatusNotFound {
+				return nil, setupError(err)
+			}
+		}
+		if rf != nil {
+			return refundResult(rf), nil
+		}
+	}
+	mark := RefundMarkKey(attemptID)
 	sp := &sg.PaymentIntentSearchParams{}
 	sp.Context = ctx
-	sp.Query = "metadata['" + MetaRefundPrefix + quote(attemptID) + "']:'1'"
+	sp.Query = "metadata['" + mark + "']:'1'"
 	sp.Limit = sg.Int64(10)
 	for pi, err := range cl.V1PaymentIntents.Search(ctx, sp) {
 		if err != nil {
 			return nil, setupError(err)
 		}
-		if pi.Metadata[MetaRefundPrefix+attemptID] != "1" {
+		if pi.Metadata[mark] != "1" {
 			continue
 		}
 		rf, err := refundOf(ctx, cl, pi.ID, attemptID)
@@ -134,6 +158,7 @@ func (p *Provider) lookupRefund(ctx context.Context, cl *sg.Client, attemptID st
 			return nil, setupError(err)
 		}
 		if rf != nil {
+			p.hintRefund(merchantID, attemptID, pi.ID)
 			return refundResult(rf), nil
 		}
 	}

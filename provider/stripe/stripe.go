@@ -3,9 +3,12 @@ package stripe
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -16,6 +19,9 @@ import (
 
 // DefaultAPIURL is Stripe's API.
 const DefaultAPIURL = "https://api.stripe.com"
+
+// DefaultJSURL is Stripe.js.
+const DefaultJSURL = "https://js.stripe.com/v3/"
 
 // Metadata keys the adapter writes on Stripe's objects. They are how an
 // attempt is found again: nothing is kept by the adapter itself.
@@ -28,11 +34,50 @@ const (
 	// MetaVoidOf is on the Refund that voids a charge: the charge's attempt
 	// id.
 	MetaVoidOf = "keelpay_void_of"
-	// MetaRefundPrefix followed by a refund send's attempt id is set to
-	// "1" on the PaymentIntent before the refund is created, so that
-	// LookupRefund can find the PaymentIntent with Stripe's search.
-	MetaRefundPrefix = "keelpay_refund_"
+	// MetaRefundPrefix followed by a hash of a refund send's attempt id
+	// ([RefundMarkKey]) is set to "1" on the PaymentIntent before the
+	// refund is created, so that LookupRefund can find the PaymentIntent
+	// with Stripe's search after a restart.
+	MetaRefundPrefix = "keelpay_rf_"
 )
+
+// Stripe's limits on metadata (docs.stripe.com/metadata): at most 50 keys
+// on an object, keys of at most 40 characters without square brackets,
+// values of at most 500 characters. Stripe refuses a request over them; the
+// adapter checks every key and value it writes before it sends anything.
+const (
+	maxMetaKeys     = 50
+	maxMetaKeyLen   = 40
+	maxMetaValueLen = 500
+)
+
+// RefundMarkKey is the metadata key that marks a PaymentIntent with the
+// refund send attemptID: [MetaRefundPrefix] and the first 24 hex digits of
+// the attempt id's SHA-256, 35 characters whatever the attempt id's length.
+func RefundMarkKey(attemptID string) string {
+	sum := sha256.Sum256([]byte(attemptID))
+	return MetaRefundPrefix + hex.EncodeToString(sum[:12])
+}
+
+// metadata builds the metadata of a write from key-value pairs, refusing
+// one over Stripe's limits before any call: nothing is done then.
+func metadata(kv ...string) (map[string]string, error) {
+	m := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, v := kv[i], kv[i+1]
+		if len(k) == 0 || len(k) > maxMetaKeyLen || strings.ContainsAny(k, "[]") {
+			return nil, &provider.Error{Kind: provider.KindInvalidRequest, Message: "stripe: metadata key " + strconv.Quote(k) + " is over Stripe's limit of 40 characters"}
+		}
+		if len(v) > maxMetaValueLen {
+			return nil, &provider.Error{Kind: provider.KindInvalidRequest, Message: "stripe: the metadata value of " + k + " is over Stripe's limit of 500 characters"}
+		}
+		m[k] = v
+	}
+	if len(m) > maxMetaKeys {
+		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Message: "stripe: more metadata keys than Stripe's limit of 50"}
+	}
+	return m, nil
+}
 
 // Account is one Stripe account the adapter charges for: a store's
 // application. Its ID is the store's client_id and the merchant id of every
@@ -45,9 +90,15 @@ type Account struct {
 	Key string
 	// WebhookSecret is the signing secret (whsec_...) of the account's
 	// webhook endpoint that points at [Provider.WebhookHandler]. Optional:
-	// without it the account's webhooks are refused and the service
-	// learns outcomes by polling only.
+	// without it (an account added by CheckApplication at run time has
+	// none) an event is verified by reading it back from Stripe with the
+	// account's key (GET /v1/events/{id}, permission events:read), and only
+	// what was read is trusted.
 	WebhookSecret string
+	// PublishableKey (pk_live_... or pk_test_...) is the account's key for
+	// Stripe.js, which captures cards in the buyer's browser
+	// ([Provider.BrowserElement]). Public by design.
+	PublishableKey string
 }
 
 // Config configures a [Provider].
@@ -67,6 +118,19 @@ type Config struct {
 	// APIURL is Stripe's API. Default [DefaultAPIURL]; tests point it at
 	// a fake or at stripe-mock.
 	APIURL string
+	// JSURL is Stripe.js, loaded by the hosted card field. Default
+	// [DefaultJSURL]; tests point it at the fake's stand-in.
+	JSURL string
+	// RawCardData lets the adapter send card numbers typed into keelpay's
+	// own card field to Stripe's API. Only for accounts Stripe enabled for
+	// raw card data APIs, whose operator is PCI DSS validated for it (SAQ
+	// D). Off by default: a card number is then refused before any call,
+	// and cards are captured by Stripe.js (SAQ A). The reference server
+	// sets it with KEELPAY_STRIPE_RAW_CARD_DATA=1.
+	RawCardData bool
+	// HintSize bounds the in-memory hints from an attempt id to its
+	// PaymentIntent (see the package documentation). Default 10,000.
+	HintSize int
 	// HTTPClient makes the calls to Stripe. Default a client with a
 	// 30-second time-out. The adapter never lets stripe-go repeat a request
 	// on its own: the service decides what to repeat.
@@ -81,6 +145,7 @@ var RequiredPermissions = []string{
 	"payment_methods:write",
 	"payment_intents:write",
 	"refunds:write",
+	"events:read",
 }
 
 // Provider is the Stripe adapter. It implements [provider.Provider] and
@@ -89,14 +154,21 @@ type Provider struct {
 	cfg      Config
 	backends *sg.Backends
 
-	mu       sync.Mutex
-	accounts map[string]Account
-	notify   provider.NotifyFunc
+	mu           sync.Mutex
+	accounts     map[string]Account
+	notify       provider.NotifyFunc
+	refundNotify provider.NotifyFunc
+
+	hints *hints
+	// notifying bounds the webhook notifications running at once.
+	notifying chan struct{}
 }
 
 var (
-	_ provider.Provider = (*Provider)(nil)
-	_ provider.Notifier = (*Provider)(nil)
+	_ provider.Provider       = (*Provider)(nil)
+	_ provider.Notifier       = (*Provider)(nil)
+	_ provider.RefundNotifier = (*Provider)(nil)
+	_ provider.BrowserCapture = (*Provider)(nil)
 )
 
 // New returns an adapter. It makes no call to Stripe.
@@ -105,7 +177,12 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: defaultTimeout}
 	}
-	p := &Provider{cfg: cfg, accounts: map[string]Account{}}
+	cfg.JSURL = cmp.Or(cfg.JSURL, DefaultJSURL)
+	if cfg.HintSize <= 0 {
+		cfg.HintSize = defaultHintSize
+	}
+	p := &Provider{cfg: cfg, accounts: map[string]Account{}, hints: newHints(cfg.HintSize),
+		notifying: make(chan struct{}, maxNotifying)}
 	for _, a := range cfg.Accounts {
 		if a.ID == "" || a.Key == "" {
 			return nil, errors.New("stripe: an account needs an ID and a key")
@@ -133,6 +210,27 @@ func (p *Provider) notifier() provider.NotifyFunc {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.notify
+}
+
+// SetRefundNotifier registers the service's function for refunds, called
+// after Stripe's refund webhooks with the refund send's attempt id.
+func (p *Provider) SetRefundNotifier(f provider.NotifyFunc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refundNotify = f
+}
+
+func (p *Provider) refundNotifier() provider.NotifyFunc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refundNotify
+}
+
+func (p *Provider) account(merchantID string) (Account, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a, ok := p.accounts[merchantID]
+	return a, ok && merchantID != ""
 }
 
 func (p *Provider) clientFor(key string) *sg.Client {
@@ -183,6 +281,10 @@ func (p *Provider) CheckApplication(ctx context.Context, c provider.Credentials)
 	if acct.DefaultCurrency == "" {
 		return nil, &provider.Error{Kind: provider.KindAccessPending, Message: "the Stripe account has no default currency yet"}
 	}
+	if cur := strings.ToUpper(string(acct.DefaultCurrency)); !twoDecimal(cur) {
+		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Message: "the Stripe account's default currency " + cur +
+			" does not have two decimal places (a zero-decimal currency has no minor unit at Stripe, docs.stripe.com/currencies#zero-decimal); keelpay charges only two-decimal currencies"}
+	}
 	if !acct.ChargesEnabled {
 		return nil, &provider.Error{Kind: provider.KindAccessPending, Message: "the Stripe account cannot take charges yet"}
 	}
@@ -227,6 +329,10 @@ func (p *Provider) missingPermissions(ctx context.Context, cl *sg.Client) ([]str
 			_, err := cl.V1Refunds.Update(ctx, none, &sg.RefundUpdateParams{})
 			return err
 		}},
+		{"events:read", func() error {
+			_, err := cl.V1Events.Retrieve(ctx, none, &sg.EventRetrieveParams{})
+			return err
+		}},
 	}
 	var missing []string
 	for _, pr := range probes {
@@ -243,4 +349,16 @@ func (p *Provider) missingPermissions(ctx context.Context, cl *sg.Client) ([]str
 		}
 	}
 	return missing, nil
+}
+
+// zeroDecimal and threeDecimal are the currencies whose amounts Stripe
+// takes in other units than hundredths (docs.stripe.com/currencies#zero-decimal
+// and #three-decimal). keelpay's amounts are in hundredths.
+var (
+	zeroDecimal  = "BIF CLP DJF GNF JPY KMF KRW MGA PYG RWF UGX VND VUV XAF XOF XPF"
+	threeDecimal = "BHD JOD KWD OMR TND"
+)
+
+func twoDecimal(cur string) bool {
+	return len(cur) == 3 && !strings.Contains(zeroDecimal, cur) && !strings.Contains(threeDecimal, cur)
 }

@@ -29,6 +29,9 @@ type recorder struct {
 	mu    sync.Mutex
 	calls []call
 	found bool
+	// meta is the metadata of the last search, which a PaymentIntent read
+	// by id then carries too, as the one found would.
+	meta map[string]any
 }
 
 var objectID = regexp.MustCompile(`/(pi|pm|cus|re)_\w+|/keelpay_permission_check`)
@@ -54,10 +57,14 @@ func (rec *recorder) patch(r *http.Request, answer []byte) []byte {
 			return answer
 		}
 		pi := data[0].(map[string]any)
-		pi["metadata"] = map[string]any{m[1]: m[2]}
+		rec.meta = map[string]any{m[1]: m[2], stripe.MetaMerchant: "acct_stripemock"}
+		pi["metadata"] = rec.meta
 		v["data"] = data[:1]
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/payment_intents/pi_"):
 		v["status"] = "requires_action"
+		if rec.meta != nil {
+			v["metadata"] = rec.meta
+		}
 	default:
 		return answer
 	}
@@ -115,10 +122,11 @@ func TestRequestsAgainstStripeMock(t *testing.T) {
 	// key is configured rather than learnt through CheckApplication.
 	const account = "acct_stripemock"
 	p, err := stripe.New(stripe.Config{
-		APIURL:     url,
-		HTTPClient: &http.Client{Transport: rec},
-		ReturnURL:  "https://pay.example/stripe/return",
-		Accounts:   []stripe.Account{{ID: account, Key: "sk_test_123"}},
+		APIURL:      url,
+		HTTPClient:  &http.Client{Transport: rec},
+		ReturnURL:   "https://pay.example/stripe/return",
+		Accounts:    []stripe.Account{{ID: account, Key: "sk_test_123"}},
+		RawCardData: true,
 	})
 	require.NoError(t, err)
 	ctx := t.Context()
@@ -163,6 +171,7 @@ func TestRequestsAgainstStripeMock(t *testing.T) {
 		"GET /v1/account", "POST /v1/payment_methods", "POST /v1/customers", "POST /v1/payment_intents",
 		"GET /v1/payment_intents/search", "POST /v1/refunds", "GET /v1/refunds",
 		"GET /v1/payment_intents/{id}", "POST /v1/payment_intents/{id}/cancel", "POST /v1/payment_intents/{id}",
+		"GET /v1/payment_methods/{id}", "GET /v1/events/{id}",
 		"POST /v1/customers/{id}", "POST /v1/payment_methods/{id}", "POST /v1/refunds/{id}",
 	} {
 		assert.True(t, seen[want], "no %s was checked", want)

@@ -26,9 +26,18 @@ func TestConformanceInStripeTestMode(t *testing.T) {
 		t.Skip("set KEELPAY_TEST_STRIPE_KEY and KEELPAY_TEST_STRIPE_ACCOUNT to run against Stripe's test mode")
 	}
 	t.Run("the idempotency key probe sees a charge at once", func(t *testing.T) {
-		// The lookup rule rests on this: Stripe answers a key in use with
-		// an idempotency error, before validating the probe's parameters.
-		p, err := stripe.New(stripe.Config{ReturnURL: "https://example.com/stripe/return"})
+		// The lookup rule rests on two things Stripe's documentation
+		// leaves open, checked here against Stripe itself:
+		//   - Stripe checks an idempotency key before it validates the
+		//     parameters: a key in use answers the probe (a create with
+		//     only keelpay_probe) with an idempotency error, not with the
+		//     refusal of the unknown parameter;
+		//   - a new key's probe is refused exactly as an unknown
+		//     parameter (400 invalid_request_error, code
+		//     parameter_unknown, param keelpay_probe): KeyUsed answers
+		//     "unused" for that answer only and fails closed otherwise, so
+		//     a change of Stripe's answer shows here as an error.
+		p, err := stripe.New(stripe.Config{ReturnURL: "https://example.com/stripe/return", RawCardData: true})
 		require.NoError(t, err)
 		_, err = p.CheckApplication(t.Context(), provider.Credentials{ClientID: account, ClientSecret: key})
 		require.NoError(t, err)
@@ -40,11 +49,14 @@ func TestConformanceInStripeTestMode(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, used, "a charged attempt's key must show as used")
 		used, err = p.KeyUsed(t.Context(), key, keelpay.NewID("att_"), false)
-		require.NoError(t, err)
+		require.NoError(t, err, "a new key's probe must be refused exactly as an unknown parameter")
 		require.False(t, used, "a new key must show as unused")
+		used, err = p.KeyUsed(t.Context(), key, keelpay.NewID("rfatt_"), true)
+		require.NoError(t, err, "a new refund key's probe must be refused exactly as an unknown parameter")
+		require.False(t, used, "a new refund key must show as unused")
 	})
 	providertest.Run(t, func(t *testing.T) *providertest.Harness {
-		p, err := stripe.New(stripe.Config{ReturnURL: "https://example.com/stripe/return"})
+		p, err := stripe.New(stripe.Config{ReturnURL: "https://example.com/stripe/return", RawCardData: true})
 		require.NoError(t, err)
 		return &providertest.Harness{
 			Provider:         p,
