@@ -347,6 +347,10 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, stripeJSStandIn)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/3ds/") {
+		f.serve3DS(w, r)
+		return
+	}
 	// Stripe.js calls the API from the buyer's browser, on another origin.
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	if r.Method == http.MethodOptions {
@@ -923,6 +927,48 @@ func (f *fakeStripe) answer3DS(actionURL string, complete bool) error {
 	f.mu.Unlock()
 	f.deliver(events)
 	return nil
+}
+
+// serve3DS is the bank's 3D Secure page at a PaymentIntent's
+// next_action.redirect_to_url.url: GET shows Complete and Fail buttons, and
+// POST answers the challenge (answer3DS) and sends the buyer back to the
+// PaymentIntent's return_url with the payment_intent,
+// payment_intent_client_secret and redirect_status query parameters, as
+// docs.stripe.com/payments/3d-secure and
+// docs.stripe.com/api/payment_intents/object#payment_intent_object-next_action-redirect_to_url
+// describe.
+func (f *fakeStripe) serve3DS(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.Path, "/3ds/")
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprintf(w, `<!doctype html><html><head><title>3D Secure</title></head><body>
+<form method="post"><input type="hidden" name="result" value="complete"><button id="complete">Complete</button></form>
+<form method="post"><input type="hidden" name="result" value="fail"><button id="fail">Fail</button></form>
+<p>%s</p></body></html>`, id)
+	case http.MethodPost:
+		complete := r.PostFormValue("result") == "complete"
+		if err := f.answer3DS(r.URL.Path, complete); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		f.mu.Lock()
+		pi := f.pis[id]
+		back := pi.returnURL
+		f.mu.Unlock()
+		status := "succeeded"
+		if !complete {
+			status = "failed"
+		}
+		sep := "?"
+		if strings.Contains(back, "?") {
+			sep = "&"
+		}
+		http.Redirect(w, r, back+sep+url.Values{"payment_intent": {id}, "payment_intent_client_secret": {id + "_secret_fake"},
+			"redirect_status": {status}}.Encode(), http.StatusSeeOther)
+	default:
+		http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
+	}
 }
 
 type fakeEvent struct {
