@@ -121,10 +121,10 @@ const chargeColumns = `merchant_id, attempt_id, card_token, challenge_id, deadli
 const (
 	qSaveCard = `INSERT INTO sandbox_cards (token, merchant_id, behavior, brand, last4, exp_month, exp_year)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	qCard       = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`
-	qSavePM     = `INSERT INTO sandbox_payment_methods (id, merchant_id, behavior, brand, last4, exp_month, exp_year)
+	qCard   = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`
+	qSavePM = `INSERT INTO sandbox_payment_methods (id, merchant_id, behavior, brand, last4, exp_month, exp_year)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	qPM = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_payment_methods WHERE id = ?`
+	qPM         = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_payment_methods WHERE id = ?`
 	qSaveCharge = `INSERT INTO sandbox_charges
 		(merchant_id, attempt_id, card_token, challenge_id, is_open, deadline, made, voided, refund_attempt_id, result)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
