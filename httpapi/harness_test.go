@@ -124,6 +124,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	mux.Handle("/sandbox/elements/", sb.ElementHandler())
 	// Health and metrics are the embedder's to mount; the reference
 	// server mounts them here too.
 	mux.Handle("/healthz", httpapi.Health(httpapi.HealthConfig{Storage: apiDB, Logger: logger}))

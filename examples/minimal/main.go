@@ -52,6 +52,7 @@ func main() {
 	mux := http.NewServeMux()
 	mux.Handle("/payments/", http.StripPrefix("/payments", svc.Handler()))
 	mux.Handle("/payments/sandbox/3ds/", http.StripPrefix("/payments", sb.ChallengeHandler()))
+	mux.Handle("/payments/sandbox/elements/", http.StripPrefix("/payments", sb.ElementHandler()))
 	mux.Handle("/internal/healthz", svc.HealthHandler())
 	srv := httpapi.NewServer(mux, nil)
 	srv.Addr = addr

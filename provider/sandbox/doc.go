@@ -7,6 +7,7 @@
 //	clock := keelpaytest.NewClock(time.Now())
 //	sb := sandbox.New(sandbox.Config{Clock: clock, BaseURL: "http://127.0.0.1:8080"})
 //	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+//	mux.Handle("/sandbox/elements/", sb.ElementHandler())
 //
 // # Applications
 //
