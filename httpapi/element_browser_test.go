@@ -13,8 +13,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/keelpay/keelpay/internal/browsertest"
+	"github.com/keelpay/keelpay/internal/tracing"
+	"github.com/keelpay/keelpay/internal/tracing/traced"
+	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 )
 
@@ -73,12 +78,21 @@ func typeCardIntoElement(t *testing.T, ctx context.Context, number string) {
 // TestBrowserElementKeepsTheCardNumberOut: a buyer saves a card and pays
 // with a new card through the hosted card field, on the sandbox's element.
 // The cards go to the sandbox's own route; keelpay's API gets only the
-// references: no request body it received, no log line and no byte of its
-// database file holds a card number.
+// references: no request body it received, no log line, no byte of its
+// database file and no trace span attribute holds a card number.
 func TestBrowserElementKeepsTheCardNumberOut(t *testing.T) {
 	t.Parallel()
 	rec := &bodyRecorder{}
-	b := setup(t, func(o *options) { o.wrapHandler = rec.wrap })
+	// Traced as service.New traces: the server's spans, and the provider
+	// wrapped in spans (which must keep its browser element).
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	b := setup(t, func(o *options) {
+		o.wrapHandler = rec.wrap
+		o.tracerProvider = tp
+		o.wrap = func(p provider.Provider) provider.Provider { return traced.Provider(p, tracing.Tracer(tp)) }
+	})
 	ctx := browsertest.New(t, 90*time.Second)
 	s := b.shop(t, "app_shop")
 	origin := b.srv.URL
@@ -170,4 +184,16 @@ func TestBrowserElementKeepsTheCardNumberOut(t *testing.T) {
 		}
 	}
 	require.NotZero(t, files)
+	// No span attribute either; the element was asked for in a span.
+	var names []string
+	for _, span := range spans.GetSpans() {
+		names = append(names, span.Name)
+		for _, kv := range span.Attributes {
+			for _, n := range numbers {
+				require.NotContains(t, kv.Value.Emit(), n, "span %s attribute %s holds a card number", span.Name, kv.Key)
+			}
+		}
+	}
+	require.Contains(t, names, "provider.BrowserElement")
+	require.Contains(t, names, "provider.SaveCard")
 }

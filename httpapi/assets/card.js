@@ -347,8 +347,12 @@
       var e = (r && r.error) || {};
       showElementError(e);
       var err = elementError(e);
-      throw failure(e.type === 'validation_error' || e.type === 'card_error' ? 'validation_error' : 'api_error',
-        err.message, {field: err.field, code: e.code || 'element_error'});
+      // The card's own errors are validation errors, as the field's own
+      // inputs report them; anything else is the provider's failure.
+      if (e.type === 'validation_error' || e.type === 'card_error') {
+        throw failure('validation_error', err.message, {field: err.field});
+      }
+      throw failure('api_error', err.message, {code: e.code || 'element_error'});
     }, function () {
       throw failure('network_error', T.card_unreachable);
     });
