@@ -37,8 +37,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	// The sandbox's 3D Secure pages (next_action.url) live under the same
-	// prefix as the API: BaseURL says where.
+	// The sandbox's 3D Secure pages (next_action.url) and its card element
+	// (which the card field mounts) live under the same prefix as the
+	// API: BaseURL says where.
 	sb := sandbox.New(sandbox.Config{BaseURL: "http://" + addr + "/payments"})
 	svc, err := service.New(service.Config{Provider: sb, Storage: db})
 	if err != nil {
