@@ -190,7 +190,7 @@ func TestBrowserElementKeepsTheCardNumberOut(t *testing.T) {
 		names = append(names, span.Name)
 		for _, kv := range span.Attributes {
 			for _, n := range numbers {
-				require.NotContains(t, kv.Value.Emit(), n, "span %s attribute %s holds a card number", span.Name, kv.Key)
+				require.NotContains(t, kv.Value.String(), n, "span %s attribute %s holds a card number", span.Name, kv.Key)
 			}
 		}
 	}
