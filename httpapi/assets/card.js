@@ -311,7 +311,7 @@
   // buyer's language when its code is known, with the input it is about.
   function elementError(e) {
     var key = ELEMENT_CODES[e.code];
-    return {field: key ? key.split('_')[0] : 'card', message: key ? T[key] : (e.message || T.check)};
+    return {field: key ? key.split('_')[0] : 'number', message: key ? T[key] : (e.message || T.check)};
   }
 
   function showElementError(e) {
