@@ -262,11 +262,13 @@ func cspSources(el *provider.Element) (elementSources, error) {
 	var out elementSources
 	join := func(list []string) (string, error) {
 		var b strings.Builder
-		for _, src := range list {
+		for i, src := range list {
 			if src == "" || strings.ContainsAny(src, " \t\r\n;,'\"") {
 				return "", fmt.Errorf("httpapi: the provider's element has a source %q that is not a CSP source", src)
 			}
-			b.WriteString(" " + src)
+			if !slices.Contains(list[:i], src) {
+				b.WriteString(" " + src)
+			}
 		}
 		return b.String(), nil
 	}
