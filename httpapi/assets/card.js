@@ -4,9 +4,10 @@
 // origin. With a provider whose own element captures cards (Stripe.js, or
 // the sandbox's element), the page mounts that element instead of its own
 // inputs: the card goes from the element to the provider, and this script
-// sends keelpay only the element's payment-method reference. The store's page drives it with postMessage; it answers only its
-// parent window at the origin it was served for (one of the object's
-// page_origins, checked by the server), and ignores every other message.
+// sends keelpay only the element's payment-method reference. The store's
+// page drives it with postMessage; it answers only its parent window at
+// the origin it was served for (one of the object's page_origins, checked
+// by the server), and ignores every other message.
 (function () {
   'use strict';
 
