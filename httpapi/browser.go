@@ -11,12 +11,14 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/keelpay/keelpay"
 	fieldrules "github.com/keelpay/keelpay/internal/fields"
+	"github.com/keelpay/keelpay/provider"
 )
 
 // The browser's side of keelpay (docs/api.md, "Endpoints"): the script a
@@ -131,6 +133,9 @@ type cardPage struct {
 	Object       string
 	ClientSecret string
 	Name         bool
+	// Element is the provider's browser element the page mounts in place
+	// of its own card inputs; nil when the provider has none.
+	Element *provider.Element
 }
 
 // cardField serves the hosted card field:
@@ -201,15 +206,39 @@ func (a *api) cardField(w http.ResponseWriter, r *http.Request, _ caller) {
 		a.fieldError(w, http.StatusForbidden, "This page's origin is not one of the page_origins of the card field's object.")
 		return
 	}
+	// With a provider whose own element captures the card, the page
+	// mounts it: the card number then goes to the provider, never here.
+	el, err := a.cfg.Payments.BrowserElement(ctx, st)
+	if err != nil {
+		if keelpay.ErrorCode(err) != "" { // provider_api_unavailable, platform_access_pending
+			a.fieldError(w, http.StatusServiceUnavailable, "The payment provider cannot be reached now; try again shortly.")
+			return
+		}
+		a.fieldInternal(w, r, err)
+		return
+	}
+	var sources elementSources
+	if el != nil {
+		if sources, err = cspSources(el); err != nil {
+			a.fieldInternal(w, r, err)
+			return
+		}
+		page.Element = el
+	}
 	page.ClientSecret = secret
 	page.Nonce = keelpay.NewID("")
 	page.CSS, page.JS = browserFiles.cardCSS, browserFiles.cardJS
 
 	h := w.Header()
 	// page_origins are canonical origins (no spaces, semicolons or
-	// quotes), so they are safe in the header as they are.
-	h.Set("Content-Security-Policy", fmt.Sprintf("default-src 'none'; script-src 'nonce-%[1]s'; style-src 'nonce-%[1]s'; "+
-		"connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors %[2]s", page.Nonce, strings.Join(allowed, " ")))
+	// quotes), so they are safe in the header as they are; so are the
+	// element's sources, checked by cspSources.
+	policy := fmt.Sprintf("default-src 'none'; script-src 'nonce-%[1]s'%[2]s; style-src 'nonce-%[1]s'; "+
+		"connect-src 'self'%[3]s; ", page.Nonce, sources.script, sources.connect)
+	if sources.frame != "" {
+		policy += "frame-src" + sources.frame + "; "
+	}
+	h.Set("Content-Security-Policy", policy+"form-action 'none'; base-uri 'none'; frame-ancestors "+strings.Join(allowed, " "))
 	writePageHeaders(h)
 	var buf bytes.Buffer
 	if err := browserFiles.card.Execute(&buf, page); err != nil {
@@ -218,6 +247,53 @@ func (a *api) cardField(w http.ResponseWriter, r *http.Request, _ caller) {
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// elementSources are the Content-Security-Policy sources of a provider's
+// element, each list with a leading space, or empty.
+type elementSources struct{ script, connect, frame string }
+
+// cspSources returns the sources the card field page allows for el: its
+// script's origin and ScriptSources as scripts, ConnectSources, and
+// FrameSources. A source with a character that would change the header's
+// meaning (space, semicolon, comma, quote) or a script that is not an
+// http(s) address is an error.
+func cspSources(el *provider.Element) (elementSources, error) {
+	var out elementSources
+	join := func(list []string) (string, error) {
+		var b strings.Builder
+		for i, src := range list {
+			if src == "" || strings.ContainsAny(src, " \t\r\n;,'\"") {
+				return "", fmt.Errorf("httpapi: the provider's element has a source %q that is not a CSP source", src)
+			}
+			if !slices.Contains(list[:i], src) {
+				b.WriteString(" " + src)
+			}
+		}
+		return b.String(), nil
+	}
+	script, err := scriptOrigin(el.ScriptURL)
+	if err != nil {
+		return out, err
+	}
+	if out.script, err = join(append([]string{script}, el.ScriptSources...)); err != nil {
+		return out, err
+	}
+	if out.connect, err = join(el.ConnectSources); err != nil {
+		return out, err
+	}
+	out.frame, err = join(el.FrameSources)
+	return out, err
+}
+
+// scriptOrigin is the origin of an element's script address, which must be
+// http or https: scheme://host[:port].
+func scriptOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return "", fmt.Errorf("httpapi: the provider's element script %q is not an http(s) address", s)
+	}
+	return u.Scheme + "://" + u.Host, nil
 }
 
 // secretMatches compares a client_secret in constant time; an object

@@ -172,7 +172,11 @@ func TestBrowserConfirmsWithASavedCard(t *testing.T) {
 		fields := map[string]any{"payment_method": cardID, field: cardFields(sandbox.CardVisa)[field]}
 		requireInvalid(t, confirm(intent, fields), "payment_method", "invalid_payment_method")
 	}
-	requireInvalid(t, confirm(intent, map[string]any{"payment_method": "pm_1"}), "payment_method", "invalid_payment_method")
+	// Not a card_ id: the reference of the provider's element, which must
+	// be letters, digits and underscores (confirms of references:
+	// cards_element_test.go).
+	requireInvalid(t, confirm(intent, map[string]any{"payment_method": "pm-1"}), "payment_method", "invalid_payment_method")
+	requireInvalid(t, confirm(intent, map[string]any{"payment_method": "card_"}), "payment_method", "invalid_payment_method")
 	requireInvalid(t, confirm(intent, map[string]any{"payment_method": 7}), "payment_method", "invalid_payment_method")
 	requireInvalid(t, confirm(intent, map[string]any{"payment_method": nil}), "number", "missing_number")
 	requireInvalid(t, confirm(intent, map[string]any{"payment_method": cardID, "billing": map[string]any{"country": "XX"}}),

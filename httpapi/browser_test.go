@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/provider"
 )
 
 // get fetches a path of the server without a key.
@@ -99,9 +100,15 @@ func csp(t *testing.T, h string) map[string]string {
 	return out
 }
 
+// withoutElement hides the sandbox's browser element from the service, as
+// a provider without one: the card field takes the card itself.
+func withoutElement(o *options) {
+	o.wrap = func(p provider.Provider) provider.Provider { return struct{ provider.Provider }{p} }
+}
+
 func TestCardFieldPage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, withoutElement)
 	s := b.shop(t, "app_shop")
 	session := b.do(t, req{method: "POST", path: "/v1/card_sessions", key: s.sk, body: map[string]any{
 		"customer": customerJSON(), "page_origins": []string{"https://shop.example", "http://localhost:9100"},

@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
@@ -66,6 +68,8 @@ type options struct {
 	db storage.Storage
 	// clientAddr, when set, is httpapi.Config.ClientAddr.
 	clientAddr func(*http.Request) string
+	// tracerProvider, when set, is httpapi.Config.TracerProvider.
+	tracerProvider trace.TracerProvider
 }
 
 func setup(t *testing.T, opts ...func(*options)) *bundle {
@@ -117,13 +121,15 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)
 	}
-	h, err := httpapi.New(httpapi.Config{ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st})
+	h, err := httpapi.New(httpapi.Config{ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st,
+		TracerProvider: o.tracerProvider})
 	require.NoError(t, err)
 	if o.wrapHandler != nil {
 		h = o.wrapHandler(h)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	mux.Handle("/sandbox/elements/", sb.ElementHandler())
 	// Health and metrics are the embedder's to mount; the reference
 	// server mounts them here too.
 	mux.Handle("/healthz", httpapi.Health(httpapi.HealthConfig{Storage: apiDB, Logger: logger}))

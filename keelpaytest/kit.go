@@ -160,6 +160,7 @@ func Start(t T, opts ...Option) *Kit {
 
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+	mux.Handle("/sandbox/elements/", sb.ElementHandler())
 	mux.Handle("/", svc.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

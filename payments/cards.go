@@ -145,6 +145,30 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 	return card, nil
 }
 
+// BrowserElement returns the provider's browser element for the store's
+// merchant, which the hosted card field mounts so that the card number
+// goes to the provider and never to keelpay; nil, with no error, when the
+// provider has none ([provider.BrowserCapture]): the card field then takes
+// the card itself. An error is the provider's, as for a capture: 503 when
+// it cannot be reached.
+func (s *Service) BrowserElement(ctx context.Context, st *keelpay.Store) (*provider.Element, error) {
+	bc, ok := s.cfg.Provider.(provider.BrowserCapture)
+	if !ok {
+		return nil, nil
+	}
+	callCtx, cancel := s.call(ctx)
+	el, err := bc.BrowserElement(callCtx, st.MerchantID)
+	cancel()
+	if err != nil {
+		if e := providercall.NotSent(err); e != nil {
+			return nil, e
+		}
+		s.log.WarnContext(ctx, "browser element failed", slog.String("store_id", st.ID), slog.Any("error", err))
+		return nil, providercall.Unavailable(0)
+	}
+	return el, nil
+}
+
 // GetCard returns a saved card of the store, or 404 card_not_found.
 func (s *Service) GetCard(ctx context.Context, st *keelpay.Store, id string) (*keelpay.Card, error) {
 	if !keelpay.ValidID(keelpay.PrefixCard, id) {

@@ -1,6 +1,9 @@
 package payments
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/wire"
@@ -33,19 +36,24 @@ func DecodeCardSessionParams(body []byte) (CardSessionParams, error) {
 }
 
 // DecodeCaptureParams decodes the body of a card capture: client_secret and
-// the new card's fields.
+// either the reference of the provider's element (payment_method) or the
+// new card's fields, never both.
 func DecodeCaptureParams(body []byte) (CaptureParams, error) {
 	var p CaptureParams
 	o, err := wire.Parse(body, false)
 	if err == nil {
-		err = o.CheckUnknown("client_secret", "number", "exp_month", "exp_year", "cvc", "name")
+		err = o.CheckUnknown("client_secret", "payment_method", "number", "exp_month", "exp_year", "cvc", "name")
 	}
 	if err != nil {
 		return p, err
 	}
 	d := o.Decoder()
 	d.Str("client_secret", true, &p.ClientSecret)
-	decodeCard(d, &p.Card)
+	if _, ref := d.Raw("payment_method"); ref {
+		decodeReference(d, &p.Card)
+	} else {
+		decodeCard(d, &p.Card)
+	}
 	p.form = d.Form()
 	return p, nil
 }
@@ -78,8 +86,9 @@ func DecodeIntentParams(body []byte) (IntentParams, error) {
 // DecodeConfirmParams decodes the body of a confirm (an empty body is {}).
 // From the store's server (browser false) it may give payment_method and
 // billing; from the hosted card field (browser true) client_secret and
-// either a saved card (payment_method) or a new card's fields, never both,
-// and billing.
+// either a saved card (payment_method, a card_ id), a new card captured by
+// the provider's element (payment_method, the provider's reference) or a
+// new card's fields, never two of them, and billing.
 func DecodeConfirmParams(body []byte, browser bool) (ConfirmParams, error) {
 	var p ConfirmParams
 	o, err := wire.Parse(body, true)
@@ -96,7 +105,11 @@ func DecodeConfirmParams(body []byte, browser bool) (ConfirmParams, error) {
 	d := o.Decoder()
 	if browser {
 		d.Str("client_secret", true, &p.ClientSecret)
-		if _, saved := d.Raw("payment_method"); saved {
+		if raw, ok := d.Raw("payment_method"); ok && !savedCardRef(raw) {
+			// A reference of the provider's element: a new card.
+			p.Card = &NewCard{}
+			decodeReference(d, p.Card)
+		} else if ok {
 			savedCardOnly(d)
 			d.Str("payment_method", true, &p.PaymentMethod)
 		} else {
@@ -147,8 +160,29 @@ func decodeCard(d *wire.Decoder, dst *NewCard) {
 	d.Str("name", false, &dst.Name)
 }
 
-// savedCardOnly fails a confirm that names a saved card (payment_method)
-// and also carries a new card's fields: it is one or the other.
+// savedCardRef reports whether a browser confirm's payment_method names a
+// saved card: a string that starts with card_ (judged as a card id), or
+// anything that is not a string (judged, and failed, in that place).
+func savedCardRef(raw []byte) bool {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return true
+	}
+	return s == "" || strings.HasPrefix(s, keelpay.PrefixCard)
+}
+
+// decodeReference decodes a new card given as the reference of the
+// provider's element: payment_method, alone (a card's own fields with it
+// are invalid_payment_method; the element took the cardholder name too).
+func decodeReference(d *wire.Decoder, dst *NewCard) {
+	dst.reference = true
+	savedCardOnly(d)
+	d.Str("payment_method", true, &dst.PaymentMethod)
+}
+
+// savedCardOnly fails a request that names a card by payment_method (a
+// saved card, or the provider's reference) and also carries a new card's
+// fields: it is one or the other.
 func savedCardOnly(d *wire.Decoder) {
 	for _, name := range []string{"number", "exp_month", "exp_year", "cvc", "name"} {
 		if _, ok := d.Raw(name); ok {

@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,13 @@ func TestDecodeConfirmParamsOrder(t *testing.T) {
 		{`{"client_secret":"s","number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123","name":""}`, true, "name", "invalid_name"},
 		{`{"client_secret":"s","payment_method":"card_AAAAAAAAAAAAAAAAAAAAAAAA","cvc":"123"}`, true, "payment_method", "invalid_payment_method"},
 		{`{"client_secret":"","payment_method":""}`, true, "client_secret", "missing_client_secret"},
+		// A reference of the provider's element is a new card, alone.
+		{`{"client_secret":"s","payment_method":"pm_1Abc"}`, true, "", ""},
+		{`{"client_secret":"s","payment_method":"pm_1Abc","name":"A B"}`, true, "payment_method", "invalid_payment_method"},
+		{`{"client_secret":"s","payment_method":"pm-1"}`, true, "payment_method", "invalid_payment_method"},
+		{`{"client_secret":"s","payment_method":"card_x"}`, true, "payment_method", "invalid_payment_method"},
+		{`{"client_secret":"s","payment_method":"pm_1Abc","billing":{"country":""}}`, true, "billing.country", "missing_country"},
+		{`{"payment_method":"pm_1Abc"}`, false, "payment_method", "invalid_payment_method"},
 		{`{"payment_method":"","billing":1}`, false, "payment_method", "invalid_payment_method"},
 		{`{"billing":{"country":"de","postal_code":""}}`, false, "billing.postal_code", "invalid_postal_code"},
 		{``, false, "", ""},
@@ -103,6 +111,39 @@ func TestDecodeConfirmParamsOrder(t *testing.T) {
 		}
 		if field, code := invalidAt(t, err); field != tc.field || code != tc.code {
 			t.Errorf("%s: got %s %s, want %s %s", tc.body, field, code, tc.field, tc.code)
+		}
+	}
+}
+
+func TestDecodeCaptureParamsEitherForm(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	long := strings.Repeat("a", 256)
+	for _, tc := range []struct {
+		body        string
+		field, code string
+		reference   bool
+	}{
+		{`{"client_secret":"s","payment_method":"pm_1Abc"}`, "", "", true},
+		{`{"client_secret":"s","payment_method":"` + long[:255] + `"}`, "", "", true},
+		{`{"client_secret":"s","number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}`, "", "", false},
+		{`{"payment_method":"pm_1Abc"}`, "client_secret", "missing_client_secret", true},
+		{`{"client_secret":"s"}`, "number", "missing_number", false},
+		{`{"client_secret":"s","payment_method":"pm_1","number":"4242424242424242"}`, "payment_method", "invalid_payment_method", true},
+		{`{"client_secret":"s","payment_method":"pm_1","cvc":"123"}`, "payment_method", "invalid_payment_method", true},
+		{`{"client_secret":"s","payment_method":""}`, "payment_method", "invalid_payment_method", true},
+		{`{"client_secret":"s","payment_method":"` + long + `"}`, "payment_method", "invalid_payment_method", true},
+		{`{"client_secret":"s","payment_method":"pm 1"}`, "payment_method", "invalid_payment_method", true},
+		{`{"client_secret":"s","payment_method":7}`, "payment_method", "invalid_payment_method", true},
+	} {
+		p, err := payments.DecodeCaptureParams([]byte(tc.body))
+		if err == nil {
+			err = p.Validate(now)
+		}
+		if field, code := invalidAt(t, err); field != tc.field || code != tc.code {
+			t.Errorf("%s: got %s %s, want %s %s", tc.body, field, code, tc.field, tc.code)
+		}
+		if p.Card.IsReference() != tc.reference {
+			t.Errorf("%s: reference %v", tc.body, p.Card.IsReference())
 		}
 	}
 }

@@ -181,10 +181,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	var cardID string
 	if p.Card != nil {
 		req.NewCard = new(p.Card.request(st.MerchantID))
-		pm = &keelpay.PaymentMethod{
-			Brand: fields.Brand(p.Card.digits), Last4: p.Card.digits[len(p.Card.digits)-4:],
-			ExpMonth: int(p.Card.ExpMonth), ExpYear: int(p.Card.ExpYear),
-		}
+		pm = p.Card.method()
 	} else {
 		cardID = p.PaymentMethod
 		if cardID == "" {

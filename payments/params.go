@@ -6,6 +6,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/check"
+	"github.com/keelpay/keelpay/internal/fields"
 	"github.com/keelpay/keelpay/internal/wire"
 	"github.com/keelpay/keelpay/provider"
 )
@@ -69,9 +70,15 @@ func validateBilling(v *check.Fields, b *keelpay.Billing) *keelpay.Billing {
 	return &out
 }
 
-// NewCard is a card as the buyer typed it. It goes to the provider and is
+// NewCard is a new card from the browser: either the reference of a card
+// that the provider's own browser element captured (PaymentMethod; the
+// number never reached keelpay), or the card as the buyer typed it
+// (Number, ExpMonth, ExpYear, CVC, Name). It goes to the provider and is
 // never stored or logged.
 type NewCard struct {
+	// PaymentMethod is the provider's reference (Stripe's pm_...); when
+	// set, the other fields are empty.
+	PaymentMethod string
 	// Number may hold single spaces or hyphens between digits.
 	Number   string
 	ExpMonth int64
@@ -81,11 +88,22 @@ type NewCard struct {
 	Name string
 
 	digits string // Number's digits, set by validate
+	// reference: the request sent payment_method (perhaps empty), so the
+	// card is judged as a reference. Set by the decoders.
+	reference bool
 }
 
-// validate checks the card's fields in order at now: number, exp_month,
-// exp_year, cvc, name.
+// IsReference reports whether the card is a provider's reference rather
+// than a typed card.
+func (c *NewCard) IsReference() bool { return c.PaymentMethod != "" || c.reference }
+
+// validate checks the card's fields in order at now: payment_method for a
+// reference; else number, exp_month, exp_year, cvc, name.
 func (c *NewCard) validate(v *check.Fields, now time.Time) {
+	if c.IsReference() {
+		v.Required("payment_method", func() error { return check.ProviderPaymentMethod(c.PaymentMethod) })
+		return
+	}
 	var digits string
 	v.Required("number", func() (err error) {
 		digits, err = check.CardNumber(c.Number)
@@ -100,6 +118,9 @@ func (c *NewCard) validate(v *check.Fields, now time.Time) {
 
 // request is the provider's form of the card.
 func (c *NewCard) request(merchantID string) provider.SaveCardRequest {
+	if c.IsReference() {
+		return provider.SaveCardRequest{MerchantID: merchantID, PaymentMethod: c.PaymentMethod}
+	}
 	return provider.SaveCardRequest{
 		MerchantID: merchantID,
 		Number:     c.digits,
@@ -107,6 +128,19 @@ func (c *NewCard) request(merchantID string) provider.SaveCardRequest {
 		ExpYear:    int(c.ExpYear),
 		CVC:        c.CVC,
 		Name:       c.Name,
+	}
+}
+
+// method is the card as an intent shows it while it is charged: from the
+// typed number, or nil for a reference, whose brand, last4 and expiry
+// only the provider's answer tells.
+func (c *NewCard) method() *keelpay.PaymentMethod {
+	if c.IsReference() {
+		return nil
+	}
+	return &keelpay.PaymentMethod{
+		Brand: fields.Brand(c.digits), Last4: c.digits[len(c.digits)-4:],
+		ExpMonth: int(c.ExpMonth), ExpYear: int(c.ExpYear),
 	}
 }
 
@@ -119,8 +153,8 @@ type CaptureParams struct {
 	form *wire.Form // set by DecodeCaptureParams
 }
 
-// Validate checks the fields in the decided order (client_secret, number,
-// exp_month, exp_year, cvc, name) at now.
+// Validate checks the fields in the decided order (client_secret, then
+// payment_method, or number, exp_month, exp_year, cvc, name) at now.
 func (p *CaptureParams) Validate(now time.Time) error {
 	v := check.In(p.form)
 	v.Required("client_secret", func() error { return check.ClientSecret(p.ClientSecret) })
@@ -182,7 +216,8 @@ func (p *IntentParams) Validate(storeCurrency string) error {
 // store's server, secret key) PaymentMethod names the card, or is empty to
 // use the intent's. From the hosted card field (the browser, publishable
 // key) ClientSecret is the intent's client_secret, and either Card is the
-// new card or PaymentMethod a saved card of the intent's customer.
+// new card (typed, or a reference of the provider's element) or
+// PaymentMethod a saved card of the intent's customer.
 type ConfirmParams struct {
 	ClientSecret  string
 	Card          *NewCard

@@ -341,6 +341,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	mux.Handle("GET /metrics", withRequestID(svc.MetricsHandler()))
 	if sb != nil {
 		mux.Handle("/sandbox/3ds/", withRequestID(sb.ChallengeHandler()))
+		mux.Handle("/sandbox/elements/", withRequestID(sb.ElementHandler()))
 		mux.Handle("/sandbox/provider/", withRequestID(sb.APIHandler()))
 	}
 	if sandboxMode {

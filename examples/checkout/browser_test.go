@@ -492,6 +492,10 @@ func TestBrowserStorePageCannotReadTheCard(t *testing.T) {
 	c.requireNeverSaw(t, "5555555555554444")
 }
 
+// TestBrowserCardFieldValidatesAsTheBuyerTypes: the reference server's
+// sandbox has a browser element, so the field mounts it: the element
+// checks the card as the buyer types and the field shows its errors in
+// the buyer's words; a card the element refuses never reaches keelpay.
 func TestBrowserCardFieldValidatesAsTheBuyerTypes(t *testing.T) {
 	ctx := browsertest.New(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
@@ -499,43 +503,45 @@ func TestBrowserCardFieldValidatesAsTheBuyerTypes(t *testing.T) {
 	field := cardField(t, ctx)
 
 	type input struct {
-		Value     string `json:"value"`
-		Label     string `json:"label"`
-		Invalid   string `json:"invalid"`
-		Error     string `json:"error"`
-		Described bool   `json:"described"`
+		Value   string `json:"value"`
+		Label   string `json:"label"`
+		Invalid string `json:"invalid"`
 	}
 	read := func(id string) input {
 		t.Helper()
 		v, err := chromedp.Run(field, chromedp.Evaluate[input](`(() => {
 			const i = document.getElementById('`+id+`');
-			return {value: i.value, label: i.labels[0].textContent, invalid: i.getAttribute('aria-invalid'),
-				error: document.getElementById('`+id+`-error').textContent,
-				described: i.getAttribute('aria-describedby').split(' ').includes('`+id+`-error')};
+			return {value: i.value, label: i.labels[0].textContent, invalid: i.getAttribute('aria-invalid')};
 		})()`))
 		require.NoError(t, err)
 		return v
 	}
+	cardError := func() string {
+		t.Helper()
+		text, err := chromedp.Run(field, chromedp.Evaluate[string](`document.getElementById('card-error').textContent`))
+		require.NoError(t, err)
+		return text
+	}
 
-	// A number that fails Luhn is marked once the buyer leaves it.
+	// A number that fails Luhn is marked at once; the field says why.
 	typeInto(t, field, "number", "4242424242424241")
 	typeInto(t, field, "expiry", "0120")
-	require.Equal(t, input{Value: "4242 4242 4242 4241", Label: "Card number", Invalid: "true",
-		Error: "Your card number is not valid.", Described: true}, read("number"))
+	require.Equal(t, input{Value: "4242 4242 4242 4241", Label: "Card number", Invalid: "true"}, read("number"))
+	require.Equal(t, "Your card number is not valid.", cardError())
 	typeInto(t, field, "cvc", "1")
-	require.Equal(t, input{Value: "01 / 20", Label: "Expiry date (MM / YY)", Invalid: "true",
-		Error: "Your card has expired.", Described: true}, read("expiry"))
+	require.Equal(t, input{Value: "01 / 20", Label: "Expiry date (MM / YY)", Invalid: "true"}, read("expiry"))
 
-	// Saving shows every error, and the store's page gets a
-	// validation_error it can put in words; nothing reaches the API.
+	// Saving checks the name first, then the element's card; the store's
+	// page gets a validation_error it can put in words; nothing reaches
+	// the API.
 	captures := requestCount(t, "POST /v1/card_sessions/{id}/cards")
 	out := act(t, ctx, "save")
 	require.Equal(t, "error", out.Status)
 	require.Equal(t, "validation_error", out.Code)
 	require.Equal(t, "Enter the name on the card.", out.Message, "the first invalid input is the name")
-	require.Equal(t, "Enter the name on the card.", read("name").Error)
-	require.Equal(t, "Your card number is not valid.", read("number").Error)
-	require.Equal(t, "The security code is incomplete.", read("cvc").Error)
+	nameError, err := chromedp.Run(field, chromedp.Text(chromedp.ID("name-error")))
+	require.NoError(t, err)
+	require.Equal(t, "Enter the name on the card.", nameError)
 	focused, err := chromedp.Run(field, chromedp.Evaluate[string](`document.activeElement.id`))
 	require.NoError(t, err)
 	require.Equal(t, "name", focused, "the first invalid input has the focus")
@@ -543,16 +549,24 @@ func TestBrowserCardFieldValidatesAsTheBuyerTypes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "status", live)
 
-	// Corrected as the buyer types; an amex number has its own grouping.
 	typeInto(t, field, "name", "Sandbox Buyer")
+	out = act(t, ctx, "save")
+	require.Equal(t, "validation_error", out.Code)
+	require.Equal(t, "Your card number is not valid.", out.Message)
+	focused, err = chromedp.Run(field, chromedp.Evaluate[string](`document.activeElement.id`))
+	require.NoError(t, err)
+	require.Equal(t, "number", focused, "the element focuses its first invalid input")
+
+	// Corrected as the buyer types; an amex number has its own grouping
+	// and a four-digit code.
 	typeInto(t, field, "number", "378282246310005")
 	typeInto(t, field, "expiry", "1230")
-	require.Equal(t, input{Value: "3782 822463 10005", Label: "Card number", Invalid: "false", Described: true}, read("number"))
+	require.Equal(t, input{Value: "3782 822463 10005", Label: "Card number", Invalid: "false"}, read("number"))
 	typeInto(t, field, "cvc", "123")
 	out = act(t, ctx, "save")
 	require.Equal(t, "validation_error", out.Code)
 	require.Equal(t, "The security code is not valid.", out.Message)
-	require.Equal(t, "The security code is incomplete.", read("cvc").Error, "amex has four digits")
+	require.Equal(t, "The security code is incomplete.", cardError(), "amex has four digits")
 	require.Equal(t, captures, requestCount(t, "POST /v1/card_sessions/{id}/cards"))
 
 	typeInto(t, field, "cvc", "1234")

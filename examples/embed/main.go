@@ -103,6 +103,7 @@ func run(ctx context.Context, o options) error {
 	})
 	mux.Handle("/payments/", http.StripPrefix("/payments", svc.Handler()))
 	mux.Handle("/payments/sandbox/3ds/", http.StripPrefix("/payments", prov.ChallengeHandler()))
+	mux.Handle("/payments/sandbox/elements/", http.StripPrefix("/payments", prov.ElementHandler()))
 	mux.Handle("/internal/healthz", svc.HealthHandler())
 	mux.Handle("/internal/metrics", svc.MetricsHandler())
 

@@ -37,8 +37,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	// The sandbox's 3D Secure pages (next_action.url) live under the same
-	// prefix as the API: BaseURL says where.
+	// The sandbox's 3D Secure pages (next_action.url) and its card element
+	// (which the card field mounts) live under the same prefix as the
+	// API: BaseURL says where.
 	sb := sandbox.New(sandbox.Config{BaseURL: "http://" + addr + "/payments"})
 	svc, err := service.New(service.Config{Provider: sb, Storage: db})
 	if err != nil {
@@ -52,6 +53,7 @@ func main() {
 	mux := http.NewServeMux()
 	mux.Handle("/payments/", http.StripPrefix("/payments", svc.Handler()))
 	mux.Handle("/payments/sandbox/3ds/", http.StripPrefix("/payments", sb.ChallengeHandler()))
+	mux.Handle("/payments/sandbox/elements/", http.StripPrefix("/payments", sb.ElementHandler()))
 	mux.Handle("/internal/healthz", svc.HealthHandler())
 	srv := httpapi.NewServer(mux, nil)
 	srv.Addr = addr

@@ -1,9 +1,13 @@
 // The hosted card field of keelpay: the page keelpay.js shows in an iframe
 // on the store's page. It runs on keelpay's origin, so the card number,
 // expiry and CVC exist only here, and go only to keelpay's API on this same
-// origin. The store's page drives it with postMessage; it answers only its
-// parent window at the origin it was served for (one of the object's
-// page_origins, checked by the server), and ignores every other message.
+// origin. With a provider whose own element captures cards (Stripe.js, or
+// the sandbox's element), the page mounts that element instead of its own
+// inputs: the card goes from the element to the provider, and this script
+// sends keelpay only the element's payment-method reference. The store's
+// page drives it with postMessage; it answers only its parent window at
+// the origin it was served for (one of the object's page_origins, checked
+// by the server), and ignores every other message.
 (function () {
   'use strict';
 
@@ -11,6 +15,9 @@
   var cfg = form.dataset;
   var parentOrigin = cfg.origin;
   var withName = cfg.name === '1';
+  // elementKind is the provider's element (stripe or sandbox), '' for the
+  // field's own inputs.
+  var elementKind = cfg.elementKind || '';
 
   var STRINGS = {
     en: {
@@ -23,7 +30,8 @@
       cvc_missing: 'Enter the security code.', cvc_incomplete: 'The security code is incomplete.',
       cvc_invalid: 'The security code is not valid.',
       name_missing: 'Enter the name on the card.', name_invalid: 'The name is not valid.',
-      check: 'Check the card details.', saving: 'Saving the card…', saved: 'Card saved.', paying: 'Processing the payment…'
+      check: 'Check the card details.', saving: 'Saving the card…', saved: 'Card saved.', paying: 'Processing the payment…',
+      card_unreachable: 'The card form could not be loaded. Try again shortly.'
     },
     fi: {
       name: 'Nimi kortissa', number: 'Kortin numero', expiry: 'Voimassa (KK / VV)', expiry_placeholder: 'KK / VV',
@@ -35,7 +43,8 @@
       cvc_missing: 'Syötä turvakoodi.', cvc_incomplete: 'Turvakoodi on vajaa.',
       cvc_invalid: 'Turvakoodi ei ole kelvollinen.',
       name_missing: 'Syötä kortissa oleva nimi.', name_invalid: 'Nimi ei ole kelvollinen.',
-      check: 'Tarkista kortin tiedot.', saving: 'Korttia tallennetaan…', saved: 'Kortti tallennettu.', paying: 'Maksua käsitellään…'
+      check: 'Tarkista kortin tiedot.', saving: 'Korttia tallennetaan…', saved: 'Kortti tallennettu.', paying: 'Maksua käsitellään…',
+      card_unreachable: 'Korttilomaketta ei voitu ladata. Yritä hetken päästä uudelleen.'
     },
     sv: {
       name: 'Namn på kortet', number: 'Kortnummer', expiry: 'Giltigt till (MM / ÅÅ)', expiry_placeholder: 'MM / ÅÅ',
@@ -47,7 +56,8 @@
       cvc_missing: 'Ange säkerhetskoden.', cvc_incomplete: 'Säkerhetskoden är ofullständig.',
       cvc_invalid: 'Säkerhetskoden är inte giltig.',
       name_missing: 'Ange namnet på kortet.', name_invalid: 'Namnet är inte giltigt.',
-      check: 'Kontrollera kortuppgifterna.', saving: 'Kortet sparas…', saved: 'Kortet har sparats.', paying: 'Betalningen behandlas…'
+      check: 'Kontrollera kortuppgifterna.', saving: 'Kortet sparas…', saved: 'Kortet har sparats.', paying: 'Betalningen behandlas…',
+      card_unreachable: 'Kortformuläret kunde inte laddas. Försök igen om en stund.'
     },
     de: {
       name: 'Name auf der Karte', number: 'Kartennummer', expiry: 'Gültig bis (MM / JJ)', expiry_placeholder: 'MM / JJ',
@@ -60,15 +70,18 @@
       cvc_invalid: 'Der Sicherheitscode ist ungültig.',
       name_missing: 'Bitte geben Sie den Namen auf der Karte ein.', name_invalid: 'Der Name ist ungültig.',
       check: 'Bitte prüfen Sie die Kartendaten.', saving: 'Die Karte wird gespeichert…', saved: 'Karte gespeichert.',
-      paying: 'Die Zahlung wird verarbeitet…'
+      paying: 'Die Zahlung wird verarbeitet…',
+      card_unreachable: 'Das Kartenformular konnte nicht geladen werden. Bitte versuchen Sie es gleich noch einmal.'
     }
   };
   var T = STRINGS[cfg.locale] || STRINGS.en;
   var BRANDS = {visa: 'Visa', mastercard: 'Mastercard', amex: 'American Express', discover: 'Discover'};
 
   function $(id) { return document.getElementById(id); }
-  var inputs = {name: $('name'), number: $('number'), expiry: $('expiry'), cvc: $('cvc')};
-  var order = withName ? ['name', 'number', 'expiry', 'cvc'] : ['number', 'expiry', 'cvc'];
+  // With the provider's element, the page's own inputs are the name only.
+  var inputs = elementKind ? {name: $('name')} : {name: $('name'), number: $('number'), expiry: $('expiry'), cvc: $('cvc')};
+  var order = elementKind ? (withName ? ['name'] : []) :
+    withName ? ['name', 'number', 'expiry', 'cvc'] : ['number', 'expiry', 'cvc'];
   var touched = {};
   var busy = false;
 
@@ -154,7 +167,7 @@
   function check(name) {
     var value = inputs[name].value;
     var d = digits(value);
-    var brand = brandOf(digits(inputs.number.value));
+    var brand = inputs.number ? brandOf(digits(inputs.number.value)) : '';
     switch (name) {
       case 'number': {
         if (!d) return 'number_missing';
@@ -205,9 +218,15 @@
     var state = {
       complete: complete,
       empty: order.every(function (name) { return !inputs[name].value; }),
-      brand: brandOf(digits(inputs.number.value)),
+      brand: inputs.number ? brandOf(digits(inputs.number.value)) : '',
       error: error
     };
+    if (elementKind) {
+      state.complete = complete && element.state.complete;
+      state.empty = state.empty && element.state.empty;
+      state.brand = element.state.brand && element.state.brand !== 'unknown' ? element.state.brand : '';
+      if (!error && element.state.error) state.error = elementError(element.state.error);
+    }
     var key = JSON.stringify(state);
     if (key === lastChange) return;
     lastChange = key;
@@ -263,7 +282,11 @@
       touched[name] = false;
       show(name, '');
     });
-    $('number-brand').textContent = '';
+    if (elementKind) {
+      if (element.card) element.card.clear();
+    } else {
+      $('number-brand').textContent = '';
+    }
     emitChange();
   }
 
@@ -271,6 +294,69 @@
     busy = b;
     form.setAttribute('aria-busy', b ? 'true' : 'false');
     order.forEach(function (name) { inputs[name].readOnly = b; });
+    if (element && element.card) element.card.update({disabled: b});
+  }
+
+  // The provider's element (Stripe.js's subset: Stripe(key), elements(),
+  // create('card'), mount, on('change'), createPaymentMethod). Its errors
+  // carry Stripe's codes, which the field puts in the buyer's words.
+  var ELEMENT_CODES = {
+    incomplete_number: 'number_incomplete', invalid_number: 'number_invalid', incorrect_number: 'number_invalid',
+    incomplete_expiry: 'expiry_incomplete', invalid_expiry: 'expiry_invalid', invalid_expiry_month: 'expiry_invalid',
+    invalid_expiry_year: 'expiry_invalid', invalid_expiry_month_past: 'expiry_past', invalid_expiry_year_past: 'expiry_past',
+    expired_card: 'expiry_past', incomplete_cvc: 'cvc_incomplete', invalid_cvc: 'cvc_invalid', incorrect_cvc: 'cvc_invalid'
+  };
+  var element = elementKind ? {provider: null, card: null, state: {complete: false, empty: true, brand: '', error: null}} : null;
+
+  // elementError is an error of the element as the page gets it: in the
+  // buyer's language when its code is known, with the input it is about.
+  function elementError(e) {
+    var key = ELEMENT_CODES[e.code];
+    return {field: key ? key.split('_')[0] : 'number', message: key ? T[key] : (e.message || T.check)};
+  }
+
+  function showElementError(e) {
+    $('card-error').textContent = e ? elementError(e).message : '';
+  }
+
+  function mountElement() {
+    var make = elementKind === 'stripe' ? window.Stripe : elementKind === 'sandbox' ? window.KeelpaySandbox : null;
+    if (typeof make !== 'function') {
+      $('card-error').textContent = T.card_unreachable;
+      return;
+    }
+    element.provider = make(cfg.elementKey);
+    element.card = element.provider.elements({locale: cfg.locale}).create('card', {hidePostalCode: true});
+    element.card.on('change', function (ev) {
+      element.state = {complete: !!ev.complete, empty: !!ev.empty, brand: ev.brand || '', error: ev.error || null};
+      showElementError(ev.error);
+      emitChange();
+    });
+    element.card.mount($('card-element'));
+  }
+
+  // newCardBody is the new card as keelpay gets it: the element's
+  // reference (the element takes the card and the name to the provider),
+  // or the typed card.
+  function newCardBody() {
+    if (!elementKind) return Promise.resolve(cardBody());
+    if (!element.card) return Promise.reject(failure('state_error', T.card_unreachable));
+    var billing = {};
+    if (withName) billing.name = inputs.name.value.trim();
+    return element.provider.createPaymentMethod({type: 'card', card: element.card, billing_details: billing}).then(function (r) {
+      if (r && r.paymentMethod && typeof r.paymentMethod.id === 'string') return {payment_method: r.paymentMethod.id};
+      var e = (r && r.error) || {};
+      showElementError(e);
+      var err = elementError(e);
+      // The card's own errors are validation errors, as the field's own
+      // inputs report them; anything else is the provider's failure.
+      if (e.type === 'validation_error' || e.type === 'card_error') {
+        throw failure('validation_error', err.message, {field: err.field});
+      }
+      throw failure('api_error', err.message, {code: e.code || 'element_error'});
+    }, function () {
+      throw failure('network_error', T.card_unreachable);
+    });
   }
 
   // Errors go to the parent as plain objects; keelpay.js makes them
@@ -368,8 +454,10 @@
         var invalid = validateAll();
         if (invalid) throw failure('validation_error', T[check(invalid)], {field: invalid});
         announce(T.saving);
-        var body = Object.assign({client_secret: cfg.clientSecret}, cardBody());
-        return api('POST', '/v1/card_sessions/' + encodeURIComponent(cfg.object) + '/cards', body).then(function (card) {
+        return newCardBody().then(function (card) {
+          var body = Object.assign({client_secret: cfg.clientSecret}, card);
+          return api('POST', '/v1/card_sessions/' + encodeURIComponent(cfg.object) + '/cards', body);
+        }).then(function (card) {
           clearCard();
           announce(T.saved);
           return card;
@@ -392,9 +480,9 @@
         }
         return (boundTo(pi) ? Promise.resolve() : readIntent(pi)).then(function () {
           announce(T.paying);
-          var body = {client_secret: pi.clientSecret};
-          if (saved) body.payment_method = saved;
-          else Object.assign(body, cardBody());
+          return saved ? {payment_method: saved} : newCardBody();
+        }).then(function (card) {
+          var body = Object.assign({client_secret: pi.clientSecret}, card);
           if (d.billing) body.billing = d.billing;
           return api('POST', '/v1/payment_intents/' + encodeURIComponent(pi.id) + '/confirm', body);
         }).then(function (intent) {
@@ -405,7 +493,10 @@
     },
     'keelpay:retrieve': function (d) { return readIntent(intentRef(d.paymentIntent)); },
     'keelpay:clear': function () { clearCard(); },
-    'keelpay:focus': function () { inputs[order[0]].focus(); }
+    'keelpay:focus': function () {
+      if (order.length) inputs[order[0]].focus();
+      else if (element && element.card) element.card.focus();
+    }
   };
 
   window.addEventListener('message', function (ev) {
@@ -427,7 +518,8 @@
   // Labels in the buyer's language, then tell the page the field is ready
   // and how tall it is.
   order.concat(withName ? [] : ['name']).forEach(function (name) { $(name + '-label').textContent = T[name]; });
-  inputs.expiry.placeholder = T.expiry_placeholder;
+  if (inputs.expiry) inputs.expiry.placeholder = T.expiry_placeholder;
+  if (elementKind) mountElement();
   function reportHeight() {
     post({type: 'keelpay:resize', height: Math.ceil(form.getBoundingClientRect().height) + 4});
   }

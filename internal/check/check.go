@@ -249,6 +249,30 @@ func PaymentMethod(s string) error {
 	return nil
 }
 
+// ProviderPaymentMethod checks payment_method as a reference that the
+// provider's own browser element made (Stripe's pm_...): 1 to 255 letters,
+// digits and underscores, else invalid_payment_method.
+func ProviderPaymentMethod(s string) error {
+	if !providerReference(s) {
+		return invalid("payment_method", "invalid_payment_method",
+			"payment_method must be the reference of a card that the provider's element captured.")
+	}
+	return nil
+}
+
+func providerReference(s string) bool {
+	if len(s) == 0 || len(s) > 255 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // CancellationReason checks a client's cancellation_reason:
 // requested_by_customer, abandoned, duplicate or fraudulent.
 func CancellationReason(s string) error {

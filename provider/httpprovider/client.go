@@ -73,7 +73,10 @@ type Client struct {
 	cfg Config
 }
 
-var _ provider.Provider = (*Client)(nil)
+var (
+	_ provider.Provider       = (*Client)(nil)
+	_ provider.BrowserCapture = (*Client)(nil)
+)
 
 // New returns a Client for cfg, or an error when cfg.BaseURL is not an
 // http or https URL of a host.
@@ -152,6 +155,21 @@ func (c *Client) LookupRefund(ctx context.Context, merchantID, attemptID string)
 		return nil, err
 	}
 	return out.provider(), nil
+}
+
+// BrowserElement implements [provider.BrowserCapture]: the served
+// provider's element (the sandbox's, with its script on the sandbox's own
+// server), or nil, with no error, when that provider has none, so that the
+// hosted card field takes the card itself.
+func (c *Client) BrowserElement(ctx context.Context, merchantID string) (*provider.Element, error) {
+	var out browserElement
+	if err := c.call(ctx, methodBrowserElement, "", merchantRef{merchantID}, &out); err != nil {
+		return nil, err
+	}
+	if out.Element == nil {
+		return nil, nil
+	}
+	return new(provider.Element(*out.Element)), nil
 }
 
 // movesMoney reports whether a call of method may charge, void or refund:

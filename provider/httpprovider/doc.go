@@ -17,9 +17,9 @@
 //
 //	check_application  {client_id, client_secret}
 //	                   -> {merchant_id, currency}
-//	save_card          {merchant_id, number, exp_month, exp_year, cvc, name}
+//	save_card          {merchant_id, payment_method, number, exp_month, exp_year, cvc, name}
 //	                   -> {token, brand, last4, exp_month, exp_year}
-//	charge             {merchant_id, attempt_id, card_token | new_card: {number, exp_month, exp_year, cvc, name},
+//	charge             {merchant_id, attempt_id, card_token | new_card: {payment_method, number, exp_month, exp_year, cvc, name},
 //	                    amount, currency, billing: {country, state, postal_code}}
 //	                   -> charge result
 //	lookup_charge      {merchant_id, attempt_id} -> charge result
@@ -27,6 +27,8 @@
 //	refund             {merchant_id, attempt_id, charge_attempt_id, order_id, amount, currency}
 //	                   -> refund result
 //	lookup_refund      {merchant_id, attempt_id} -> refund result
+//	browser_element    {merchant_id} -> {element: {kind, script_url, publishable_key,
+//	                    connect_sources, frame_sources, script_sources} | null}
 //
 // A charge result is {status, authorization_code, order_id, amount,
 // currency, action_url, failure: {code, decline_code, message}, card:

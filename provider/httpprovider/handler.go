@@ -53,6 +53,20 @@ func NewHandler(p provider.Provider) http.Handler {
 		res, err := p.LookupRefund(ctx, in.MerchantID, in.AttemptID)
 		return reply(res, err, toWireRefundResult)
 	})
+	route(mux, methodBrowserElement, func(ctx context.Context, in merchantRef) (any, error) {
+		bc, ok := p.(provider.BrowserCapture)
+		if !ok {
+			return browserElement{}, nil
+		}
+		el, err := bc.BrowserElement(ctx, in.MerchantID)
+		if err != nil {
+			return nil, err
+		}
+		if el == nil {
+			return browserElement{}, nil
+		}
+		return browserElement{new(element(*el))}, nil
+	})
 	return mux
 }
 

@@ -20,11 +20,31 @@ const (
 	methodVoid             = "void"
 	methodRefund           = "refund"
 	methodLookupRefund     = "lookup_refund"
+	methodBrowserElement   = "browser_element"
 )
 
 // The wire types. Those without nested structs have exactly the fields of
 // their provider type, so a plain conversion translates them, and a field
 // added to the provider type does not compile until it is added here.
+
+type merchantRef struct {
+	MerchantID string `json:"merchant_id"`
+}
+
+type element struct {
+	Kind           string   `json:"kind"`
+	ScriptURL      string   `json:"script_url"`
+	PublishableKey string   `json:"publishable_key"`
+	ConnectSources []string `json:"connect_sources"`
+	FrameSources   []string `json:"frame_sources"`
+	ScriptSources  []string `json:"script_sources"`
+}
+
+// browserElement is the answer of browser_element: the element, or null
+// when the served provider has none.
+type browserElement struct {
+	Element *element `json:"element"`
+}
 
 type credentials struct {
 	ClientID     string `json:"client_id"`

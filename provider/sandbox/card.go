@@ -142,8 +142,13 @@ func (s *Sandbox) SaveCard(_ context.Context, r provider.SaveCardRequest) (*prov
 	return &saved, nil
 }
 
-// tokenise saves the card r for merchantID, or returns why it is refused.
+// tokenise saves the card r for merchantID, or returns why it is refused:
+// the typed card, or the payment method that the sandbox's element made
+// for the merchant (r.PaymentMethod), with the same test-card behaviours.
 func (s *Sandbox) tokenise(t tx, merchantID string, r provider.SaveCardRequest) (*card, string, error) {
+	if r.PaymentMethod != "" {
+		return s.tokeniseMethod(t, merchantID, r.PaymentMethod)
+	}
 	switch {
 	case !luhn(r.Number):
 		return nil, "The card number is not valid.", nil
@@ -163,6 +168,29 @@ func (s *Sandbox) tokenise(t tx, merchantID string, r provider.SaveCardRequest) 
 			ExpYear:  r.ExpYear,
 		},
 	}
+	if err := t.saveCard(c); err != nil {
+		return nil, "", err
+	}
+	return c, "", nil
+}
+
+// tokeniseMethod saves the card of payment method id for merchantID. A
+// payment method that is unknown, or another merchant's, is refused as a
+// card that is not accepted.
+func (s *Sandbox) tokeniseMethod(t tx, merchantID, id string) (*card, string, error) {
+	pm, err := t.paymentMethod(id)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case pm == nil || pm.merchantID != merchantID:
+		return nil, "The payment method is not known for this merchant.", nil
+	case !s.unexpired(pm.saved.ExpMonth, pm.saved.ExpYear):
+		return nil, "The card has expired.", nil
+	case pm.behavior == rejected:
+		return nil, "The card was not accepted.", nil
+	}
+	c := &card{merchantID: merchantID, behavior: pm.behavior, saved: pm.saved}
+	c.saved.Token = keelpay.NewID("tok_")
 	if err := t.saveCard(c); err != nil {
 		return nil, "", err
 	}

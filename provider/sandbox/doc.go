@@ -7,6 +7,7 @@
 //	clock := keelpaytest.NewClock(time.Now())
 //	sb := sandbox.New(sandbox.Config{Clock: clock, BaseURL: "http://127.0.0.1:8080"})
 //	mux.Handle("/sandbox/3ds/", sb.ChallengeHandler())
+//	mux.Handle("/sandbox/elements/", sb.ElementHandler())
 //
 // # Applications
 //
@@ -36,6 +37,22 @@
 // first, so [CardRejected] is a failed charge with card_rejected there and a
 // [provider.KindCardRejected] error from SaveCard. [CardUnavailable] fails
 // only when charged as a saved card.
+//
+// # The browser element
+//
+// The sandbox implements [provider.BrowserCapture], so keelpay's hosted card
+// field mounts the sandbox's element rather than taking the card itself:
+// [Sandbox.BrowserElement] names its script, BaseURL +
+// "/sandbox/elements/v1/element.js", served with the sandbox's own route
+// POST /sandbox/elements/v1/payment_methods by [Sandbox.ElementHandler]
+// (mount it where ChallengeHandler is). The script speaks Stripe.js's
+// subset that the card field uses (KeelpaySandbox(key).elements().create,
+// mount, on('change'), createPaymentMethod); the route keeps a payment
+// method (pm_...) of the key's merchant, which SaveCard and Charge take as
+// [provider.SaveCardRequest.PaymentMethod] with the same test-card
+// behaviours as a typed number. Another merchant's or an unknown payment
+// method is card_rejected. The typed card keeps working: it is the
+// documented API flow.
 //
 // # Attempts and time
 //

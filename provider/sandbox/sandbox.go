@@ -29,8 +29,10 @@ const (
 
 // Config configures a [Sandbox].
 type Config struct {
-	// BaseURL is where [Sandbox.ChallengeHandler] is served; 3D Secure
-	// action URLs are BaseURL + "/sandbox/3ds/" + the challenge id. Default
+	// BaseURL is where [Sandbox.ChallengeHandler] and
+	// [Sandbox.ElementHandler] are served; 3D Secure action URLs are
+	// BaseURL + "/sandbox/3ds/" + the challenge id, and the element's
+	// script is BaseURL + "/sandbox/elements/v1/element.js". Default
 	// [BaseURLDefault]. See also [Sandbox.SetBaseURL].
 	BaseURL string
 	// Clock decides when challenges expire and unknown outcomes resolve.
@@ -63,7 +65,8 @@ func (c Config) WithDefaults() Config {
 const IdleTimeDefault = 15 * time.Second
 
 // Sandbox is an in-process payment provider. It implements
-// [provider.Provider] and [provider.Notifier] and is safe for concurrent use.
+// [provider.Provider], [provider.Notifier] and [provider.BrowserCapture] and
+// is safe for concurrent use.
 type Sandbox struct {
 	clock keelpay.Clock
 

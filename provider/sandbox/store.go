@@ -29,6 +29,15 @@ CREATE TABLE IF NOT EXISTS sandbox_cards (
 	exp_month   INTEGER NOT NULL,
 	exp_year    INTEGER NOT NULL
 ) STRICT;
+CREATE TABLE IF NOT EXISTS sandbox_payment_methods (
+	id          TEXT PRIMARY KEY,
+	merchant_id TEXT NOT NULL,
+	behavior    TEXT NOT NULL,
+	brand       TEXT NOT NULL,
+	last4       TEXT NOT NULL,
+	exp_month   INTEGER NOT NULL,
+	exp_year    INTEGER NOT NULL
+) STRICT;
 CREATE TABLE IF NOT EXISTS sandbox_charges (
 	merchant_id       TEXT NOT NULL,
 	attempt_id        TEXT NOT NULL,
@@ -112,7 +121,10 @@ const chargeColumns = `merchant_id, attempt_id, card_token, challenge_id, deadli
 const (
 	qSaveCard = `INSERT INTO sandbox_cards (token, merchant_id, behavior, brand, last4, exp_month, exp_year)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	qCard       = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`
+	qCard   = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`
+	qSavePM = `INSERT INTO sandbox_payment_methods (id, merchant_id, behavior, brand, last4, exp_month, exp_year)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qPM         = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_payment_methods WHERE id = ?`
 	qSaveCharge = `INSERT INTO sandbox_charges
 		(merchant_id, attempt_id, card_token, challenge_id, is_open, deadline, made, voided, refund_attempt_id, result)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -137,7 +149,7 @@ const (
 // (after idle).
 func prepare(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt, error) {
 	stmts := map[string]*sql.Stmt{}
-	for _, q := range []string{qSaveCard, qCard, qSaveCharge, qCharge, qChargeByChallenge, qDueCharges, qDueRefunds, qSaveRefund, qRefund} {
+	for _, q := range []string{qSaveCard, qCard, qSavePM, qPM, qSaveCharge, qCharge, qChargeByChallenge, qDueCharges, qDueRefunds, qSaveRefund, qRefund} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			for _, st := range stmts {
@@ -251,6 +263,28 @@ func (t tx) card(token string) (*card, error) {
 	c := &card{saved: provider.SavedCard{Token: token}}
 	var b string
 	err := t.QueryRowContext(t.ctx, qCard, token).
+		Scan(&c.merchantID, &b, &c.saved.Brand, &c.saved.Last4, &c.saved.ExpMonth, &c.saved.ExpYear)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	c.behavior = behavior(b)
+	return c, dbErr(err)
+}
+
+// savePaymentMethod keeps a card the sandbox's element captured, as a
+// card is kept: its behaviour, brand, last4 and expiry, under its id.
+func (t tx) savePaymentMethod(id string, c *card) error {
+	_, err := t.ExecContext(t.ctx, qSavePM,
+		id, c.merchantID, string(c.behavior), c.saved.Brand, c.saved.Last4, c.saved.ExpMonth, c.saved.ExpYear)
+	return dbErr(err)
+}
+
+// paymentMethod returns the payment method id, or nil. Its saved.Token is
+// empty.
+func (t tx) paymentMethod(id string) (*card, error) {
+	c := &card{}
+	var b string
+	err := t.QueryRowContext(t.ctx, qPM, id).
 		Scan(&c.merchantID, &b, &c.saved.Brand, &c.saved.Last4, &c.saved.ExpMonth, &c.saved.ExpYear)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil

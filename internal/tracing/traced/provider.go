@@ -14,8 +14,10 @@ import (
 
 // Provider returns p with a client span for each call: "provider.Charge",
 // "provider.LookupCharge", "provider.Void", "provider.Refund",
-// "provider.LookupRefund", "provider.SaveCard" and
-// "provider.CheckApplication". A span carries the attempt id (the call's
+// "provider.LookupRefund", "provider.SaveCard",
+// "provider.CheckApplication" and, for a provider with a browser element
+// ([provider.BrowserCapture], which the wrapper keeps),
+// "provider.BrowserElement". A span carries the attempt id (the call's
 // idempotency key) where the call has one, and the outcome: the charge's
 // or refund's status, or the kind of the provider's error. Never the
 // card, the credentials or the amounts. With a nil tracer it returns p
@@ -24,7 +26,27 @@ func Provider(p provider.Provider, tracer trace.Tracer) provider.Provider {
 	if tracer == nil {
 		return p
 	}
-	return tracedProvider{p: p, tracer: tracer}
+	t := tracedProvider{p: p, tracer: tracer}
+	if bc, ok := p.(provider.BrowserCapture); ok {
+		// The hosted card field asks for the provider's element: a
+		// wrapper that hid it would make the card field take the number.
+		return tracedCapture{tracedProvider: t, bc: bc}
+	}
+	return t
+}
+
+// tracedCapture is a traced provider that keeps its
+// [provider.BrowserCapture], with a "provider.BrowserElement" span.
+type tracedCapture struct {
+	tracedProvider
+	bc provider.BrowserCapture
+}
+
+func (t tracedCapture) BrowserElement(ctx context.Context, merchantID string) (*provider.Element, error) {
+	ctx, span := t.start(ctx, "provider.BrowserElement", "")
+	el, err := t.bc.BrowserElement(ctx, merchantID)
+	endProvider(span, "", err)
+	return el, err
 }
 
 type tracedProvider struct {

@@ -1,6 +1,7 @@
 package traced_test
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -62,4 +63,22 @@ func TestWrappersOnlyWithATracer(t *testing.T) {
 
 	var p provider.Provider
 	require.Nil(t, traced.Provider(p, nil))
+
+	// A provider's browser element stays reachable through the wrapper,
+	// and a provider without one does not gain it.
+	_, ok = traced.Provider(capturing{}, tr).(provider.BrowserCapture)
+	require.True(t, ok, "the wrapper hides BrowserCapture")
+	el, err := traced.Provider(capturing{}, tr).(provider.BrowserCapture).BrowserElement(context.Background(), "m")
+	require.NoError(t, err)
+	require.Equal(t, provider.ElementSandbox, el.Kind)
+	_, ok = traced.Provider(plainProvider{}, tr).(provider.BrowserCapture)
+	require.False(t, ok, "the wrapper claims BrowserCapture for a provider without it")
+}
+
+type plainProvider struct{ provider.Provider }
+
+type capturing struct{ provider.Provider }
+
+func (capturing) BrowserElement(context.Context, string) (*provider.Element, error) {
+	return &provider.Element{Kind: provider.ElementSandbox}, nil
 }
