@@ -8,6 +8,7 @@ package stripe_test
 //	const stripe = Stripe(publishableKey)
 //	const card = stripe.elements().create('card', options)
 //	card.mount('#card' or a node); card.on('change', fn); card.clear()
+//	card.update({disabled}); card.focus(); card.blur(); card.unmount(); card.destroy()
 //	stripe.createPaymentMethod({type: 'card', card, billing_details: {name}})
 //	  -> Promise of {paymentMethod: {id, card: {brand, last4, exp_month, exp_year}}}
 //	     or {error: {type, code, message}}
@@ -78,6 +79,23 @@ const stripeJSStandIn = `(function () {
     this._inputs.number.value = ""; this._inputs.expiry.value = ""; this._inputs.cvc.value = "";
     this._emit("change", this._state());
   };
+
+  // update, focus, blur, unmount and destroy are the Element's methods of
+  // docs.stripe.com/js/element; update takes {disabled} here.
+  CardElement.prototype.update = function (opts) {
+    if (!this._inputs || !opts) { return; }
+    var self = this;
+    if ("disabled" in opts) {
+      Object.keys(this._inputs).forEach(function (k) { self._inputs[k].disabled = !!opts.disabled; });
+    }
+  };
+  CardElement.prototype.focus = function () { if (this._inputs) { this._inputs.number.focus(); } };
+  CardElement.prototype.blur = function () { if (document.activeElement) { document.activeElement.blur(); } };
+  CardElement.prototype.unmount = function () {
+    if (this._node) { while (this._node.firstChild) { this._node.removeChild(this._node.firstChild); } }
+    this._inputs = null; this._node = null;
+  };
+  CardElement.prototype.destroy = CardElement.prototype.unmount;
 
   function Stripe(publishableKey) {
     if (!(this instanceof Stripe)) { return new Stripe(publishableKey); }
