@@ -97,7 +97,14 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 	cancel()
 	if err != nil {
 		if provider.KindOf(err) == provider.KindCardRejected {
-			return nil, errCardRejected()
+			// The provider's reason goes to the log and the answer: it is
+			// the provider's text, never the card (a refusal that is the
+			// operator's to fix, such as a Stripe account without raw card
+			// data access, says what to configure).
+			reason := providerMessage(err)
+			s.log.WarnContext(ctx, "the provider did not accept the card", slog.String("store_id", st.ID),
+				slog.String("card_session", cs.ID), slog.String("reason", reason))
+			return nil, errCardRejected(reason)
 		}
 		if e := providercall.NotSent(err); e != nil {
 			return nil, e

@@ -1,7 +1,11 @@
 package payments
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/provider"
 )
 
 func errCardSessionNotFound() error {
@@ -21,9 +25,24 @@ func errIntentNotFound() error {
 	return keelpay.NewError(keelpay.CodePaymentIntentNotFound, "The payment intent does not exist.")
 }
 
-func errCardRejected() error {
-	return keelpay.NewError(keelpay.CodeCardRejected,
-		"The provider did not accept the card; ask for another card.")
+// errCardRejected is 422 card_rejected, with the provider's reason when it
+// gave one.
+func errCardRejected(reason string) error {
+	msg := "The provider did not accept the card; ask for another card."
+	if reason != "" {
+		msg = "The provider did not accept the card: " + strings.TrimSuffix(reason, ".") + "."
+	}
+	return keelpay.NewError(keelpay.CodeCardRejected, msg)
+}
+
+// providerMessage is the provider's own text of err, for a log or an
+// answer: the Message of a provider.Error.
+func providerMessage(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return ""
 }
 
 func errSessionState(status keelpay.CardSessionStatus) error {

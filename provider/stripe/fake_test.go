@@ -275,6 +275,13 @@ func (f *fakeStripe) refundList() []map[string]any {
 	return out
 }
 
+// requestList returns the method and path of every API request so far.
+func (f *fakeStripe) requestList() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.requests...)
+}
+
 func (f *fakeStripe) searchCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -362,3 +362,33 @@ func refundStatuses(f *fakeStripe, piID string) []string {
 	}
 	return out
 }
+
+// A card number sent through keelpay's capture API, on an adapter without
+// the raw card data opt-in: refused before it reaches Stripe, and both the
+// answer and the log say which setting and why.
+func TestRawCardNumberOnAStandardAccountSaysWhy(t *testing.T) {
+	l := startLive(t)
+	var session map[string]any
+	require.Equal(t, http.StatusCreated, l.call(t, "POST", "/v1/card_sessions", l.sk, map[string]any{
+		"customer": liveCustomer, "page_origins": []string{l.srv.URL},
+	}, &session))
+	var answer struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	status := l.call(t, "POST", "/v1/card_sessions/"+session["id"].(string)+"/cards", l.pk, map[string]any{
+		"client_secret": session["client_secret"], "number": fakeCardSucceeds, "exp_month": 12, "exp_year": 2030, "cvc": "123",
+	}, &answer)
+	require.Equal(t, http.StatusUnprocessableEntity, status)
+	require.Equal(t, "card_rejected", answer.Error.Code)
+	require.Contains(t, answer.Error.Message, "RawCardData")
+	require.Contains(t, answer.Error.Message, "SAQ D")
+	require.NotContains(t, answer.Error.Message, fakeCardSucceeds)
+	require.Contains(t, l.logs.String(), "KEELPAY_STRIPE_RAW_CARD_DATA")
+	require.NotContains(t, l.logs.String(), fakeCardSucceeds)
+	for _, r := range l.fake.requestList() {
+		require.NotEqual(t, "POST /v1/payment_methods", r, "the number reached Stripe")
+	}
+}
