@@ -307,6 +307,13 @@ func (x executor) RefundGetByIntent(ctx context.Context, storeID, paymentIntentI
 	return r0, err
 }
 
+func (x executor) RefundGetByAttempt(ctx context.Context, attemptID string) (*keelpay.Refund, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.RefundGetByAttempt")
+	r0, err := x.Executor.RefundGetByAttempt(ctx, attemptID)
+	endStorage(span, err)
+	return r0, err
+}
+
 func (x executor) RefundUpdate(ctx context.Context, r *keelpay.Refund, expectedVersion int64) error {
 	ctx, span := x.tracer.Start(ctx, "storage.RefundUpdate")
 	err := x.Executor.RefundUpdate(ctx, r, expectedVersion)

@@ -73,8 +73,8 @@ type SQL struct {
 	// RefundInsert: the values of RefundValues.
 	RefundInsert string
 	// RefundGet: store_id, id. RefundGetByIntent: store_id,
-	// payment_intent_id.
-	RefundGet, RefundGetByIntent string
+	// payment_intent_id. RefundGetByAttempt: attempt_id.
+	RefundGet, RefundGetByIntent, RefundGetByAttempt string
 	// RefundUpdate (Versioned with RefundExistsForUpdate): amount,
 	// currency, reason, metadata, status, attempts, attempt_id,
 	// last_sent_at, last_error, reconcile_at, reconcile_count,
@@ -515,6 +515,11 @@ func (q *Queries) RefundGet(ctx context.Context, storeID, id string) (*keelpay.R
 // RefundGetByIntent implements storage.Executor.
 func (q *Queries) RefundGetByIntent(ctx context.Context, storeID, paymentIntentID string) (*keelpay.Refund, error) {
 	return q.ScanRefund(q.R.QueryRow(ctx, q.SQL.RefundGetByIntent, storeID, paymentIntentID))
+}
+
+// RefundGetByAttempt implements storage.Executor.
+func (q *Queries) RefundGetByAttempt(ctx context.Context, attemptID string) (*keelpay.Refund, error) {
+	return q.ScanRefund(q.R.QueryRow(ctx, q.SQL.RefundGetByAttempt, attemptID))
 }
 
 // RefundUpdate implements storage.Executor.

@@ -56,6 +56,7 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.RefundInsert, insert("refunds", RefundColumns, 18))
 	set(&s.RefundGet, `SELECT `+RefundColumns+` FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2))
 	set(&s.RefundGetByIntent, `SELECT `+RefundColumns+` FROM refunds WHERE store_id = `+p(1)+` AND payment_intent_id = `+p(2))
+	set(&s.RefundGetByAttempt, `SELECT `+RefundColumns+` FROM refunds WHERE attempt_id = `+p(1))
 	set(&s.RefundExistsForUpdate, `SELECT 1 FROM refunds WHERE store_id = `+p(15)+` AND id = `+p(16))
 	set(&s.RefundDelete, `DELETE FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2)+` AND version = `+p(3))
 	set(&s.RefundExists, `SELECT 1 FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2))
