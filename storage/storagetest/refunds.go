@@ -45,7 +45,7 @@ func testRefunds(t *testing.T, newStorage NewStorage) {
 		r := NewRefundRecord(s.ID, "pi_1", t0)
 		require.NoError(t, db.RefundInsert(ctx, r))
 		for name, get := range map[string]func() (*keelpay.Refund, error){
-			"id":     func() (*keelpay.Refund, error) { return db.RefundGet(ctx, s.ID, r.ID) },
+			"id":      func() (*keelpay.Refund, error) { return db.RefundGet(ctx, s.ID, r.ID) },
 			"intent":  func() (*keelpay.Refund, error) { return db.RefundGetByIntent(ctx, s.ID, "pi_1") },
 			"attempt": func() (*keelpay.Refund, error) { return db.RefundGetByAttempt(ctx, r.AttemptID) },
 		} {
