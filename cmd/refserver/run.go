@@ -349,7 +349,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// the resulting webhooks follow at once.
 		mux.Handle("/sandbox/clock", withRequestID(sandboxClock(clock, log, func(ctx context.Context) error {
 			defer svc.Dispatcher().Notify()
-			return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx), svc.Purge(ctx))
+			var settled error
+			if sb != nil {
+				// The sandbox's own due changes first (a refund that
+				// fails later), with their notifications.
+				settled = sb.Settle(ctx)
+			}
+			return errors.Join(settled, pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx), svc.Purge(ctx))
 		})))
 		sbx := &sandboxAPI{webhookFaults: faults, log: log, stores: svc.Stores(),
 			trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}

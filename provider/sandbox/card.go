@@ -56,6 +56,12 @@ const (
 	CardRefundOutcomeUnknown = "4000000000005142"
 	// CardRefundProviderError succeeds; refunds fail with provider_error.
 	CardRefundProviderError = "4000000000005159"
+	// CardRefundFailsLater succeeds; a refund succeeds, then fails
+	// (refund_rejected) [ResolveAfter] later, as Stripe's refund.failed:
+	// the sandbox then calls the function set with
+	// [Sandbox.SetRefundNotifier]. A refund sent again succeeds and fails
+	// later the same way.
+	CardRefundFailsLater = "4000000000005167"
 )
 
 // behavior is what a test card does, by name: the sandbox stores it instead
@@ -80,6 +86,7 @@ const (
 	refundOrderNotFound behavior = "refund_order_not_found"
 	refundUnknown       behavior = "refund_unknown"
 	refundProviderError behavior = "refund_provider_error"
+	refundFailsLater    behavior = "refund_fails_later"
 )
 
 // behaviorOf returns what the card number does: any number that is not a
@@ -105,6 +112,7 @@ var testCards = map[string]behavior{
 	CardRefundOrderNotFound:    refundOrderNotFound,
 	CardRefundOutcomeUnknown:   refundUnknown,
 	CardRefundProviderError:    refundProviderError,
+	CardRefundFailsLater:       refundFailsLater,
 }
 
 // card is a tokenised card. The sandbox keeps what the card does, not its

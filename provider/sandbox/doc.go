@@ -67,6 +67,13 @@
 // [Sandbox.SetNotifier]; the service then looks the charge up. Unknown
 // outcomes do not notify: the service polls for them.
 //
+// # Refunds that fail later
+//
+// A refund of [CardRefundFailsLater] succeeds and fails [ResolveAfter]
+// later. The sandbox finds that on its clock when [Sandbox.Settle] (or a
+// call that settles due outcomes) runs, and then calls the function set
+// with [Sandbox.SetRefundNotifier] with the refund send's attempt id.
+//
 // # Webhook faults
 //
 // [WebhookFaults] makes a store's webhook deliveries misbehave on purpose

@@ -339,13 +339,21 @@ func (t tx) keys(query string, args ...any) ([]attempt, error) {
 	return keys, dbErr(rows.Err())
 }
 
+// refundRow is a refund's result column: the outcome, and whether a paid
+// send fails later (absent in files written before that existed).
+type refundRow struct {
+	provider.RefundResult
+	FailsLater bool `json:"fails_later,omitempty"`
+}
+
 func (t tx) saveRefund(rf *refund) error {
-	body, err := json.Marshal(rf.res)
+	body, err := json.Marshal(refundRow{RefundResult: rf.res, FailsLater: rf.failsLater})
 	if err != nil {
 		return err
 	}
+	open := rf.res.Status == provider.RefundPending || rf.failsLater
 	_, err = t.ExecContext(t.ctx, qSaveRefund,
-		rf.key.merchantID, rf.key.attemptID, boolInt(rf.res.Status == provider.RefundPending), nanos(rf.deadline), rf.paid, string(body))
+		rf.key.merchantID, rf.key.attemptID, boolInt(open), nanos(rf.deadline), rf.paid, string(body))
 	return dbErr(err)
 }
 
@@ -362,9 +370,11 @@ func (t tx) refund(key attempt) (*refund, error) {
 		return nil, dbErr(err)
 	}
 	rf.deadline = fromNanos(deadline)
-	if err := json.Unmarshal([]byte(body), &rf.res); err != nil {
+	var row refundRow
+	if err := json.Unmarshal([]byte(body), &row); err != nil {
 		return nil, dbErr(err)
 	}
+	rf.res, rf.failsLater = row.RefundResult, row.FailsLater
 	return rf, nil
 }
 
