@@ -113,6 +113,11 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 		sb.SetNotifier(pay.Notify)
 	}
 	ref := mustNew(refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db}))
+	if n, ok := p.(provider.RefundNotifier); ok {
+		n.SetRefundNotifier(ref.NotifyRefund)
+	} else {
+		sb.SetRefundNotifier(ref.NotifyRefund)
+	}
 	var apiDB storage.Storage = db
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)

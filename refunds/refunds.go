@@ -97,7 +97,7 @@ func New(cfg Config) (*Service, error) {
 	cfg = cfg.WithDefaults()
 	s := &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed), sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_refund_sends_total",
-		Help: "Refund sends by outcome (succeeded, failed, outcome_unknown, unavailable).",
+		Help: "Refund sends by outcome (succeeded, failed, outcome_unknown, unavailable, failed_later: succeeded, then failed at the provider).",
 	}, []string{"outcome"})}
 	if cfg.Metrics != nil {
 		if err := cfg.Metrics.Register(s.sends); err != nil {
@@ -348,7 +348,14 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 		return s.markUnknown(ctx, r, key)
 	}
 	s.sends.WithLabelValues(string(next.Status)).Inc()
-	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(JSON(&next)), now)
+	return s.commitOutcome(ctx, r, next, typ, key)
+}
+
+// commitOutcome commits next over r with its event typ, once: a refund
+// that another process changed first is returned as it is now. key, when
+// set, stores the answer of the request that holds it with the outcome.
+func (s *Service) commitOutcome(ctx context.Context, r *keelpay.Refund, next keelpay.Refund, typ keelpay.EventType, key *idempotency.Key) (*keelpay.Refund, error) {
+	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(JSON(&next)), next.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -437,6 +444,67 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund, key *idempot
 		return err
 	}
 	return nil
+}
+
+// NotifyRefund is the provider's notification that a refund send changed
+// after it was answered: a pending send ended, or a send the provider
+// reported succeeded failed later (Stripe's refund.failed). It is a
+// [provider.NotifyFunc]: register it with a provider that implements
+// [provider.RefundNotifier] (service.New does), or call it from an adapter
+// that receives the provider's webhooks. A notification is only a hint:
+// the service looks the send up and trusts that answer alone. A pending
+// refund is settled as the reconciler would; a succeeded one whose send
+// the provider now reports failed becomes failed (refund_rejected, the
+// provider's message, event refund.failed) and may be sent again. One that
+// names no refund's last send of that merchant is ignored.
+func (s *Service) NotifyRefund(ctx context.Context, merchantID, attemptID string) {
+	ctx = context.WithoutCancel(ctx)
+	attrs := []any{slog.String("attempt", attemptID)}
+	r, err := s.cfg.Storage.RefundGetByAttempt(ctx, attemptID)
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) {
+			s.cfg.Logger.ErrorContext(ctx, "refund notification: read refund", append(attrs, slog.Any("error", err))...)
+		}
+		return
+	}
+	attrs = append(attrs, slog.String("store_id", r.StoreID), slog.String("refund_id", r.ID))
+	st, err := s.cfg.Storage.StoreGetByID(ctx, r.StoreID)
+	if err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "refund notification: read store", append(attrs, slog.Any("error", err))...)
+		return
+	}
+	if st.MerchantID != merchantID || r.AttemptID != attemptID {
+		return
+	}
+	switch r.Status {
+	case keelpay.RefundPending:
+		err = s.reconcile(ctx, r, nil)
+	case keelpay.RefundSucceeded:
+		err = s.recheck(ctx, st, r)
+	}
+	if err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "refund notification: settle", append(attrs, slog.Any("error", err))...)
+	}
+}
+
+// recheck looks a succeeded refund's send up again and, when the provider
+// now reports it failed, makes the refund failed (failedLater).
+func (s *Service) recheck(ctx context.Context, st *keelpay.Store, r *keelpay.Refund) error {
+	lctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
+	res, err := s.cfg.Provider.LookupRefund(lctx, st.MerchantID, r.AttemptID)
+	cancel()
+	if err != nil {
+		return err
+	}
+	next, typ := failedLater(*r, res, s.now())
+	if typ == "" {
+		return nil
+	}
+	s.sends.WithLabelValues("failed_later").Inc()
+	s.cfg.Logger.WarnContext(ctx, "a refund that had succeeded failed at the provider",
+		slog.String("store_id", r.StoreID), slog.String("refund_id", r.ID), slog.String("attempt", r.AttemptID))
+	_, err = s.commitOutcome(ctx, r, next, typ, nil)
+	return err
 }
 
 func (s *Service) now() time.Time { return s.cfg.Clock.Now().Truncate(time.Microsecond) }

@@ -83,6 +83,11 @@ func New(cfg Config) (*Service, error) {
 	if n, ok := untraced.Provider.(provider.Notifier); ok {
 		n.SetNotifier(s.payments.Notify)
 	}
+	// A refund that changed after its send was answered (a pending one
+	// ended, a succeeded one failed later) goes to this service's refunds.
+	if n, ok := untraced.Provider.(provider.RefundNotifier); ok {
+		n.SetRefundNotifier(s.refunds.NotifyRefund)
+	}
 	s.api, err = httpapi.New(httpapi.Config{
 		ClientAddr: cfg.ClientAddr,
 		Clock:      cfg.Clock,
