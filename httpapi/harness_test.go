@@ -66,6 +66,9 @@ type options struct {
 	db storage.Storage
 	// clientAddr, when set, is httpapi.Config.ClientAddr.
 	clientAddr func(*http.Request) string
+	// answerTimeout, when set, is the payments' and refunds'
+	// AnswerTimeout; writeTimeout the HTTP server's WriteTimeout.
+	answerTimeout, writeTimeout time.Duration
 }
 
 func setup(t *testing.T, opts ...func(*options)) *bundle {
@@ -104,7 +107,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	if o.wrapPayments != nil {
 		payDB = o.wrapPayments(db)
 	}
-	pay := mustNew(payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: payDB}))
+	pay := mustNew(payments.New(payments.Config{AnswerTimeout: o.answerTimeout, Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: payDB}))
 	// The sandbox's notifications go to this service, through the
 	// wrapper when it passes them on.
 	if n, ok := p.(provider.Notifier); ok {
@@ -112,7 +115,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	} else {
 		sb.SetNotifier(pay.Notify)
 	}
-	ref := mustNew(refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db}))
+	ref := mustNew(refunds.New(refunds.Config{AnswerTimeout: o.answerTimeout, Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db}))
 	if n, ok := p.(provider.RefundNotifier); ok {
 		n.SetRefundNotifier(ref.NotifyRefund)
 	} else {
@@ -134,7 +137,9 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	mux.Handle("/healthz", httpapi.Health(httpapi.HealthConfig{Storage: apiDB, Logger: logger}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", h)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.WriteTimeout = o.writeTimeout
+	srv.Start()
 	sb.SetBaseURL(srv.URL)
 	t.Cleanup(srv.Close)
 	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, path: path, logs: logs, dispatcher: dispatcher, faults: faults, refunds: ref}

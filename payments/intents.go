@@ -153,7 +153,11 @@ func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListPara
 // provider, and answers with a look-up instead. A failed attempt is not an
 // error: the intent comes back in requires_payment_method with last_error.
 // When the provider is unavailable the attempt is withdrawn and the answer
-// is 503.
+// is 503. The confirm waits for the provider at most Config.AnswerTimeout:
+// past it, it answers processing with last_error outcome_unknown (with no
+// commit: the stored intent is the attempt as recorded), and the call goes
+// on, its run committing the outcome without the request's idempotency
+// key, so the key keeps the answer the client got.
 func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (*keelpay.PaymentIntent, error) {
 	if err := p.Validate(s.now()); err != nil {
 		return nil, err
@@ -243,13 +247,41 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 		return s.lookUp(ctx, &attempt, p.Idempotency)
 	}
 	req.AttemptID = attempt.AttemptID
-	callCtx, cancel := s.call(ctx)
-	res, err := s.cfg.Provider.Charge(callCtx, req)
-	cancel()
-	if e := providercall.NotSent(err); e != nil {
-		return nil, s.withdraw(ctx, pi, &attempt, e)
+	// The request waits for the provider at most AnswerTimeout: an answer
+	// must be written before the HTTP server's WriteTimeout closes the
+	// connection, however slow the provider is. The call and the commit
+	// of its outcome run on their own and are not cut short.
+	done, err, answered := providercall.Detach(s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.PaymentIntent, error) {
+		callCtx, cancel := s.call(ctx)
+		res, err := s.cfg.Provider.Charge(callCtx, req)
+		cancel()
+		if !claim() {
+			// The client was answered processing with outcome_unknown,
+			// and that answer is the one stored for its key: this run
+			// commits the outcome without the key, with its event. A
+			// provider that did nothing closes the attempt as a failure
+			// (provider_error): the client was told to wait for the
+			// webhook, so the attempt is not silently withdrawn.
+			s.log.WarnContext(ctx, "the provider answered after the confirm was answered; its outcome is committed now",
+				attemptAttrs(&attempt, slog.Any("error", err))...)
+			return s.finish(ctx, &attempt, answer{res: res, err: err}, nil)
+		}
+		if e := providercall.NotSent(err); e != nil {
+			return nil, s.withdraw(ctx, pi, &attempt, e)
+		}
+		return s.finish(ctx, &attempt, answer{res: res, err: err}, p.Idempotency)
+	}, func(panicked any) {
+		s.log.ErrorContext(ctx, "the confirm's provider call panicked after the confirm was answered; the reconciler finishes the attempt",
+			attemptAttrs(&attempt, slog.Any("panic", panicked))...)
+	})
+	if answered {
+		return done, err
 	}
-	return s.finish(ctx, &attempt, answer{res: res, err: err}, p.Idempotency)
+	s.log.WarnContext(ctx, "the provider did not answer before the confirm's answer deadline; the outcome is unknown for now",
+		attemptAttrs(&attempt, slog.Duration("answer_timeout", s.cfg.AnswerTimeout))...)
+	unknown := attempt
+	unknown.LastError = lastError(ErrorOutcomeUnknown, "")
+	return &unknown, nil
 }
 
 // intentWithCard returns the intent a confirm is for, or 404

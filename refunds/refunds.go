@@ -31,10 +31,19 @@ const (
 	// refund may be sent again.
 	ResendAfter    = 3 * time.Minute
 	reconcileBatch = 100
+	// AnswerTimeoutDefault is the default of Config.AnswerTimeout.
+	AnswerTimeoutDefault = providercall.AnswerTimeoutDefault
 )
 
 // Config configures a Service. Fields are in alphabetical order.
 type Config struct {
+	// AnswerTimeout bounds how long a send waits for the provider's
+	// answer. Past it the send answers pending with last_error
+	// outcome_unknown, while the provider call goes on and its run commits
+	// the outcome (the reconciler as a fallback). Keep it below the
+	// WriteTimeout of the http.Server that serves the API, with a margin
+	// (5 s). Default AnswerTimeoutDefault (20 s).
+	AnswerTimeout time.Duration
 	// CallTimeout bounds each call to the provider; past it the outcome
 	// is unknown. Default provider.CallTimeoutDefault.
 	CallTimeout time.Duration
@@ -64,6 +73,7 @@ type Service struct {
 
 // WithDefaults returns a copy of c with defaults filled in.
 func (c Config) WithDefaults() Config {
+	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, AnswerTimeoutDefault)
 	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
 	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
 	c.Logger = cmp.Or(c.Logger, slog.Default())
@@ -83,6 +93,9 @@ func (c Config) Validate() error {
 	}
 	if c.CallTimeout < 0 {
 		errs = append(errs, fmt.Errorf("refunds: Config.CallTimeout is %v; it must be positive", c.CallTimeout))
+	}
+	if c.AnswerTimeout < 0 {
+		errs = append(errs, fmt.Errorf("refunds: Config.AnswerTimeout is %v; it must be positive", c.AnswerTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -284,6 +297,31 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 // outcome.
 func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund, key *idempotency.Key,
 	revert func(context.Context, storage.Executor) error) (*keelpay.Refund, error) {
+	// The request waits for the provider at most AnswerTimeout, so that
+	// it is answered before the HTTP server's WriteTimeout; the call and
+	// the commit of its outcome go on on their own.
+	out, err, answered := providercall.Detach(s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.Refund, error) {
+		return s.call(ctx, st, pi, r, key, revert, claim)
+	}, func(panicked any) {
+		s.cfg.Logger.ErrorContext(ctx, "the refund's provider call panicked after the send was answered; the reconciler finishes it",
+			slog.String("refund_id", r.ID), slog.Any("panic", panicked))
+	})
+	if answered {
+		return out, err
+	}
+	s.cfg.Logger.WarnContext(ctx, "the provider did not answer before the refund's answer deadline; the outcome is unknown for now",
+		slog.String("refund_id", r.ID), slog.Duration("answer_timeout", s.cfg.AnswerTimeout))
+	u := unknown(*r, s.now())
+	return &u, nil
+}
+
+// call makes the provider call of send and commits its outcome. claim
+// (see providercall.Detach) says whether the request still waits for it:
+// when it does not, the outcome is committed without its key, and a send
+// the provider did not take stays recorded (pending, outcome_unknown, as
+// the request was answered) for the reconciler to make.
+func (s *Service) call(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund, key *idempotency.Key,
+	revert func(context.Context, storage.Executor) error, claim func() bool) (*keelpay.Refund, error) {
 	pctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
 	res, err := s.cfg.Provider.Refund(pctx, provider.RefundRequest{
 		MerchantID:      st.MerchantID,
@@ -297,6 +335,15 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	// The outcome is committed even if the caller went away: the provider
 	// may have paid out.
 	ctx = context.WithoutCancel(ctx)
+	if !claim() {
+		key = nil
+		if providercall.NotSent(err) != nil {
+			// Nothing was sent, but the client was told pending: the
+			// record stays, and the reconciler sends it.
+			s.sends.WithLabelValues("unavailable").Inc()
+			return s.markUnknown(ctx, r, nil)
+		}
+	}
 	if unavailable := providercall.NotSent(err); unavailable != nil {
 		s.sends.WithLabelValues("unavailable").Inc()
 		if rerr := s.cfg.Storage.WithTx(ctx, revert); rerr != nil {

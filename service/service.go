@@ -121,22 +121,24 @@ func (s *Service) newParts(cfg Config, committed func(context.Context, *keelpay.
 	var errs [4]error
 	s.events, errs[0] = events.New(events.Config{Clock: cfg.Clock, Committed: committed, Dispatcher: s.dispatcher, Storage: cfg.Storage})
 	s.payments, errs[1] = payments.New(payments.Config{
-		CallTimeout: cfg.CallTimeout,
-		Clock:       cfg.Clock,
-		Committed:   committed,
-		Logger:      cfg.Logger,
-		Metrics:     cfg.Metrics,
-		Provider:    cfg.Provider,
-		Storage:     cfg.Storage,
+		AnswerTimeout: cfg.AnswerTimeout,
+		CallTimeout:   cfg.CallTimeout,
+		Clock:         cfg.Clock,
+		Committed:     committed,
+		Logger:        cfg.Logger,
+		Metrics:       cfg.Metrics,
+		Provider:      cfg.Provider,
+		Storage:       cfg.Storage,
 	})
 	s.refunds, errs[2] = refunds.New(refunds.Config{
-		CallTimeout: cfg.CallTimeout,
-		Clock:       cfg.Clock,
-		Committed:   committed,
-		Logger:      cfg.Logger,
-		Metrics:     cfg.Metrics,
-		Provider:    cfg.Provider,
-		Storage:     cfg.Storage,
+		AnswerTimeout: cfg.AnswerTimeout,
+		CallTimeout:   cfg.CallTimeout,
+		Clock:         cfg.Clock,
+		Committed:     committed,
+		Logger:        cfg.Logger,
+		Metrics:       cfg.Metrics,
+		Provider:      cfg.Provider,
+		Storage:       cfg.Storage,
 	})
 	s.stores, errs[3] = stores.New(stores.Config{
 		AllowInsecureWebhooks: cfg.AllowInsecureWebhooks,
