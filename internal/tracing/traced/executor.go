@@ -279,6 +279,13 @@ func (x executor) AttemptCheckReschedule(ctx context.Context, attemptID string, 
 	return err
 }
 
+func (x executor) AttemptCheckGet(ctx context.Context, attemptID string) (*storage.AttemptCheck, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.AttemptCheckGet")
+	r0, err := x.Executor.AttemptCheckGet(ctx, attemptID)
+	endStorage(span, err)
+	return r0, err
+}
+
 func (x executor) AttemptCheckDelete(ctx context.Context, attemptID string) error {
 	ctx, span := x.tracer.Start(ctx, "storage.AttemptCheckDelete")
 	err := x.Executor.AttemptCheckDelete(ctx, attemptID)

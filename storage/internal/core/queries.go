@@ -65,6 +65,8 @@ type SQL struct {
 	AttemptCheckInsert string
 	// AttemptCheckListDue: now, limit.
 	AttemptCheckListDue string
+	// AttemptCheckGet: attempt_id.
+	AttemptCheckGet string
 	// AttemptCheckReschedule: attempt_id, check_at, checks.
 	AttemptCheckReschedule string
 	// AttemptCheckDelete: attempt_id.
@@ -484,6 +486,11 @@ func (q *Queries) AttemptCheckInsert(ctx context.Context, c *storage.AttemptChec
 func (q *Queries) AttemptCheckListDue(ctx context.Context, now time.Time, limit int) ([]*storage.AttemptCheck, error) {
 	rows, err := q.R.Query(ctx, q.SQL.AttemptCheckListDue, q.D.Time(now), limit)
 	return Collect(q.D, rows, err, q.ScanAttemptCheck)
+}
+
+// AttemptCheckGet implements storage.Executor.
+func (q *Queries) AttemptCheckGet(ctx context.Context, attemptID string) (*storage.AttemptCheck, error) {
+	return q.ScanAttemptCheck(q.R.QueryRow(ctx, q.SQL.AttemptCheckGet, attemptID))
 }
 
 // AttemptCheckReschedule implements storage.Executor.

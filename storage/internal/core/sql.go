@@ -50,6 +50,7 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.AttemptCheckInsert, insert("attempt_checks", AttemptCheckColumns, 8)+` ON CONFLICT (attempt_id) DO NOTHING`)
 	set(&s.AttemptCheckListDue, `SELECT `+AttemptCheckColumns+` FROM attempt_checks
 		WHERE check_at <= `+p(1)+` ORDER BY check_at, attempt_id LIMIT `+p(2))
+	set(&s.AttemptCheckGet, `SELECT `+AttemptCheckColumns+` FROM attempt_checks WHERE attempt_id = `+p(1))
 	set(&s.AttemptCheckReschedule, `UPDATE attempt_checks SET check_at = `+p(2)+`, checks = `+p(3)+` WHERE attempt_id = `+p(1))
 	set(&s.AttemptCheckDelete, `DELETE FROM attempt_checks WHERE attempt_id = `+p(1))
 
