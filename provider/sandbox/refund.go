@@ -179,17 +179,22 @@ func (s *Sandbox) Settle(ctx context.Context) error {
 }
 
 // sendLater calls the refund notifier for the refunds that failed later,
-// outside the sandbox's lock (the service looks them up in the sandbox).
+// and the notifier for the charges whose void failed later, outside the
+// sandbox's lock (the service looks them up in the sandbox).
 func (s *Sandbox) sendLater(ctx context.Context) {
 	s.mu.Lock()
-	keys, f := s.later, s.refundNotify
-	s.later = nil
+	refunds, charges, fr, fc := s.later, s.laterCharges, s.refundNotify, s.notify
+	s.later, s.laterCharges = nil, nil
 	s.mu.Unlock()
-	if f == nil {
-		return
+	for _, k := range refunds {
+		if fr != nil {
+			fr(context.WithoutCancel(ctx), k.merchantID, k.attemptID)
+		}
 	}
-	for _, k := range keys {
-		f(context.WithoutCancel(ctx), k.merchantID, k.attemptID)
+	for _, k := range charges {
+		if fc != nil {
+			fc(context.WithoutCancel(ctx), k.merchantID, k.attemptID)
+		}
 	}
 }
 

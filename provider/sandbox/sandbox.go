@@ -63,7 +63,8 @@ func (c Config) WithDefaults() Config {
 const IdleTimeDefault = 15 * time.Second
 
 // Sandbox is an in-process payment provider. It implements
-// [provider.Provider] and [provider.Notifier] and is safe for concurrent use.
+// [provider.Provider], [provider.Notifier] and [provider.RefundNotifier] and
+// is safe for concurrent use.
 type Sandbox struct {
 	clock keelpay.Clock
 
@@ -76,11 +77,12 @@ type Sandbox struct {
 	baseURL      string
 	notify       provider.NotifyFunc
 	refundNotify provider.NotifyFunc
-	// later are the refund sends that failed later, for refundNotify.
-	later         []attempt
-	apps          map[string]AppBehavior // SetApplication, by client id
-	unavailable   bool
-	accessPending bool
+	// later are the refund sends that failed later, for refundNotify;
+	// laterCharges the charges whose void failed later, for notify.
+	later, laterCharges []attempt
+	apps                map[string]AppBehavior // SetApplication, by client id
+	unavailable         bool
+	accessPending       bool
 }
 
 var (

@@ -259,10 +259,19 @@ func (t tx) card(token string) (*card, error) {
 	return c, dbErr(err)
 }
 
+// chargeRow is a charge's result column: the outcome, and the state of a
+// void that does not hold at once (absent in files written before).
+type chargeRow struct {
+	provider.ChargeResult
+	VoidPending    bool `json:"void_pending,omitempty"`
+	VoidFailsLater bool `json:"void_fails_later,omitempty"`
+	VoidFailed     bool `json:"void_failed,omitempty"`
+}
+
 func (t tx) saveCharge(c *charge) error {
 	res := c.res
 	res.ActionURL = "" // follows the base URL
-	body, err := json.Marshal(res)
+	body, err := json.Marshal(chargeRow{ChargeResult: res, VoidPending: c.voidPending, VoidFailsLater: c.voidFailsLater, VoidFailed: c.voidFailed})
 	if err != nil {
 		return err
 	}
@@ -270,7 +279,7 @@ func (t tx) saveCharge(c *charge) error {
 	if c.card != nil {
 		token = c.card.saved.Token
 	}
-	open := c.res.Status == provider.ChargePending || c.res.Status == provider.ChargeRequiresAction
+	open := c.res.Status == provider.ChargePending || c.res.Status == provider.ChargeRequiresAction || c.voidPending || c.voidFailsLater
 	_, err = t.ExecContext(t.ctx, qSaveCharge,
 		c.key.merchantID, c.key.attemptID, nullString(token), nullString(c.challengeID), boolInt(open),
 		nanos(c.deadline), c.made, boolInt(c.res.Voided), nullString(c.refundAttemptID), string(body))
@@ -301,9 +310,11 @@ func (t tx) scanCharge(row interface{ Scan(...any) error }) (*charge, error) {
 	}
 	c.challengeID, c.refundAttemptID = challengeID.String, refundID.String
 	c.deadline = fromNanos(deadline)
-	if err := json.Unmarshal([]byte(body), &c.res); err != nil {
+	var stored chargeRow
+	if err := json.Unmarshal([]byte(body), &stored); err != nil {
 		return nil, dbErr(err)
 	}
+	c.res, c.voidPending, c.voidFailsLater, c.voidFailed = stored.ChargeResult, stored.VoidPending, stored.VoidFailsLater, stored.VoidFailed
 	if token.Valid {
 		if c.card, err = t.card(token.String); err != nil {
 			return nil, err
