@@ -445,7 +445,10 @@ func TestEveryEventTypeCarriesNoPersonalData(t *testing.T) {
 // again, as a new attempt.
 func TestRefundThatFailsAfterItSucceeded(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	eachDB(t, testRefundThatFailsAfterItSucceeded)
+}
+
+func testRefundThatFailsAfterItSucceeded(t *testing.T, b *bundle) {
 	s := b.shop(t, "app_shop")
 	id := b.paid(t, s, sandbox.CardRefundFailsLater)
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
 )
 
 // voidedCharges returns the intent's voided_charges entries.
@@ -96,10 +97,23 @@ func (p *voidSwitch) Void(ctx context.Context, merchantID, attemptID string) err
 // takes voids again.
 func TestVoidThatFailsLaterIsMadeAgain(t *testing.T) {
 	t.Parallel()
-	voids := &voidSwitch{}
-	b := setup(t, func(o *options) {
-		o.wrap = func(p provider.Provider) provider.Provider { voids.Provider = p; return voids }
-	})
+	for _, pg := range []bool{false, true} {
+		name := map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			voids := &voidSwitch{}
+			b := setup(t, func(o *options) {
+				o.wrap = func(p provider.Provider) provider.Provider { voids.Provider = p; return voids }
+				if pg {
+					o.db = postgrestest.NewDB(t)
+				}
+			})
+			testVoidThatFailsLaterIsMadeAgain(t, b, voids)
+		})
+	}
+}
+
+func testVoidThatFailsLaterIsMadeAgain(t *testing.T, b *bundle, voids *voidSwitch) {
 	s := b.shop(t, "app_shop")
 	ctx := context.Background()
 	intent := b.createIntent(t, s, intentBody(s, 2500))
