@@ -218,3 +218,28 @@ func TestLateChargeWhoseVoidDoesNotHoldIsNotRecordedVoided(t *testing.T) {
 	require.Equal(t, "voided", v[0]["status"])
 	require.Equal(t, b.clock.Now().UTC().Format(time.RFC3339), v[0]["voided_at"])
 }
+
+// TestVoidThatFailsLaterIsMadeAgainAtTheNotification: the same with a
+// provider that takes the void made again at once: the notification about
+// the voided attempt voids it again, and the intent's entry says when.
+func TestVoidThatFailsLaterIsMadeAgainAtTheNotification(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s := b.shop(t, "app_shop")
+	intent := b.createIntent(t, s, intentBody(s, 2500))
+	id := intent.str("id")
+	r := b.confirmNew(t, s, intent, sandbox.CardAmountMismatchVoidFailsLater, nil)
+	requireStatus(t, r, http.StatusOK, keelpay.IntentCanceled)
+	first := voidedCharges(t, r)[0]["voided_at"]
+
+	b.clock.Advance(sandbox.ResolveAfter)
+	require.NoError(t, b.sandbox.Settle(context.Background()))
+	got := b.getIntent(t, s, id)
+	v := voidedCharges(t, got)
+	require.Len(t, v, 1, "%s", got.Raw)
+	require.Equal(t, "voided", v[0]["status"])
+	require.Equal(t, b.clock.Now().UTC().Format(time.RFC3339), v[0]["voided_at"], "voided again when the provider told")
+	require.NotEqual(t, first, v[0]["voided_at"])
+	require.Equal(t, 1, b.sandbox.Voids(), "the money is back")
+	b.requireOneEvent(t, s, keelpay.EventPaymentIntentCanceled, id)
+}

@@ -100,13 +100,15 @@ func (s *Service) checkLate(ctx context.Context, c *storage.AttemptCheck) error 
 				// No money taken yet; the next check voids again.
 				return s.recheck(ctx, c, now)
 			}
-			return s.recordVoid(ctx, c, res, keelpay.VoidNotHeld, now)
+			return s.recordVoid(ctx, c, res, keelpay.VoidNotHeld, false, now)
 		}
+		// Voided now: a charge found, or one whose void had failed.
+		return s.recordVoid(ctx, c, res, keelpay.VoidHeld, true, now)
 	default:
 		// Pending, or a status this service does not know: money may move.
 		return s.recheck(ctx, c, now)
 	}
-	return s.recordVoid(ctx, c, res, keelpay.VoidHeld, now)
+	return s.recordVoid(ctx, c, res, keelpay.VoidHeld, false, now)
 }
 
 // recheck moves c to its next look-up: the reconcile schedule counted from
@@ -123,8 +125,10 @@ func (s *Service) recheck(ctx context.Context, c *storage.AttemptCheck, now time
 // for good (status VoidHeld) or still charged (VoidNotHeld), and moves the
 // check on in the same transaction: a held void is looked up again until
 // c.Until, then no more; one that does not hold is looked up (and voided)
-// again on the schedule, past c.Until too.
-func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *provider.ChargeResult, status keelpay.VoidStatus, now time.Time) error {
+// again on the schedule, past c.Until too. fresh says the void was made
+// just now: its voided_at is now even when the intent listed it voided
+// already (its earlier void failed and this one held at once).
+func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *provider.ChargeResult, status keelpay.VoidStatus, fresh bool, now time.Time) error {
 	held := status == keelpay.VoidHeld
 	for range 5 {
 		pi, err := s.cfg.Storage.PaymentIntentGet(ctx, c.StoreID, c.PaymentIntentID)
@@ -137,7 +141,7 @@ func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *
 		i := slices.IndexFunc(pi.VoidedCharges, func(v keelpay.VoidedCharge) bool { return v.AttemptID == c.AttemptID })
 		// The intent changes when the charge is new to it, or its void
 		// changed between holding and not.
-		change := i < 0 || pi.VoidedCharges[i].Held() != held
+		change := i < 0 || pi.VoidedCharges[i].Held() != held || (held && fresh)
 		isNew := i < 0
 		moveCheck := func(ctx context.Context, tx storage.Executor) error {
 			if held && !now.Before(c.Until) {
@@ -189,7 +193,7 @@ func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *
 			s.metrics.lateVoided.Inc()
 			s.log.WarnContext(ctx, "a charge arrived for an attempt closed as never charged; it was voided", logAttrs...)
 		case held:
-			s.log.WarnContext(ctx, "a charge whose void had not held is voided now", logAttrs...)
+			s.log.WarnContext(ctx, "a charge whose void had not held, or had failed, is voided now", logAttrs...)
 		default:
 			s.log.WarnContext(ctx, "a voided charge is charged again (its void is pending or failed); it is voided again", logAttrs...)
 		}
