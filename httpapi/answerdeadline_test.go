@@ -94,12 +94,17 @@ func TestConfirmAnswersBeforeTheWriteTimeout(t *testing.T) {
 	require.Equal(t, http.StatusOK, replay.Status)
 	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
 	require.Equal(t, first.Raw, replay.Raw)
+	// The intent says so too.
+	read := b.getIntent(t, s, id)
+	require.Equal(t, "processing", read.str("status"))
+	require.Equal(t, "outcome_unknown", lastError(read)["code"], "%s", read.Raw)
 
 	// The provider answers: the run that made the call commits it.
 	close(slow.release)
 	require.Eventually(t, func() bool {
 		return b.getIntent(t, s, id).str("status") == string(keelpay.IntentSucceeded)
 	}, 10*time.Second, 10*time.Millisecond)
+	require.NotContains(t, b.getIntent(t, s, id).Body, "last_error")
 	b.requireOneEvent(t, s, keelpay.EventPaymentIntentSucceeded, id)
 	require.Equal(t, 1, b.sandbox.Charges(), "charged once")
 	again := confirm()
@@ -154,13 +159,39 @@ func TestRefundSendAnswersBeforeTheWriteTimeout(t *testing.T) {
 	replay := send()
 	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
 	require.Equal(t, first.Raw, replay.Raw)
+	refundID := first.str("id")
+	read := b.do(t, req{method: "GET", path: "/v1/refunds/" + refundID, key: s.sk})
+	require.Equal(t, "pending", read.str("status"))
+	require.Equal(t, "outcome_unknown", read.Body["last_error"].(map[string]any)["code"], "%s", read.Raw)
 
 	close(slow.release)
-	refundID := first.str("id")
 	require.Eventually(t, func() bool {
 		return b.do(t, req{method: "GET", path: "/v1/refunds/" + refundID, key: s.sk}).str("status") == "succeeded"
 	}, 10*time.Second, 10*time.Millisecond)
 	require.Len(t, b.events(t, s.id, keelpay.EventRefundSucceeded), 1)
+	require.Nil(t, b.do(t, req{method: "GET", path: "/v1/refunds/" + refundID, key: s.sk}).Body["last_error"])
 	require.Equal(t, 1, b.sandbox.Refunds())
 	require.Equal(t, first.Raw, send().Raw, "the key keeps the answer the client got")
+}
+
+// TestConfirmPastItsDeadlineThatAsksFor3DS: the provider's late answer is
+// a 3D Secure challenge: the intent moves on to requires_action, without
+// the early answer's outcome_unknown.
+func TestConfirmPastItsDeadlineThatAsksFor3DS(t *testing.T) {
+	t.Parallel()
+	slow := &slowProvider{release: make(chan struct{})}
+	b := slowSetup(t, slow, true)
+	s := b.shop(t, "app_shop")
+	card := b.saveCard(t, s, sandbox.CardThreeDSecure)
+	id := pi(t, b.createIntent(t, s, intentBody(s, 4200)))
+	r := b.do(t, req{method: "POST", path: "/v1/payment_intents/" + id + "/confirm", key: s.sk,
+		body: map[string]any{"payment_method": card}})
+	requireStatus(t, r, http.StatusOK, keelpay.IntentProcessing)
+	close(slow.release)
+	require.Eventually(t, func() bool {
+		return b.getIntent(t, s, id).str("status") == string(keelpay.IntentRequiresAction)
+	}, 10*time.Second, 10*time.Millisecond)
+	got := b.getIntent(t, s, id)
+	require.NotContains(t, got.Body, "last_error", "%s", got.Raw)
+	require.NotNil(t, got.Body["next_action"])
 }

@@ -300,8 +300,17 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	// The request waits for the provider at most AnswerTimeout, so that
 	// it is answered before the HTTP server's WriteTimeout; the call and
 	// the commit of its outcome go on on their own.
+	// marked is closed once a send that gave up on the provider has
+	// recorded its answer (outcome_unknown) on the refund.
+	marked := make(chan struct{})
 	out, err, answered := providercall.Detach(s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.Refund, error) {
-		return s.call(ctx, st, pi, r, key, revert, claim)
+		return s.call(ctx, st, pi, r, key, revert, func() bool {
+			if claim() {
+				return true
+			}
+			<-marked
+			return false
+		})
 	}, func(panicked any) {
 		s.cfg.Logger.ErrorContext(ctx, "the refund's provider call panicked after the send was answered; the reconciler finishes it",
 			slog.String("refund_id", r.ID), slog.Any("panic", panicked))
@@ -309,10 +318,18 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	if answered {
 		return out, err
 	}
+	defer close(marked)
 	s.cfg.Logger.WarnContext(ctx, "the provider did not answer before the refund's answer deadline; the outcome is unknown for now",
 		slog.String("refund_id", r.ID), slog.Duration("answer_timeout", s.cfg.AnswerTimeout))
-	u := unknown(*r, s.now())
-	return &u, nil
+	// The refund says what the client is told: pending, outcome unknown.
+	u, err := s.markUnknown(ctx, r, nil)
+	if err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "refund: record the unknown outcome of a send past its answer deadline",
+			slog.String("refund_id", r.ID), slog.Any("error", err))
+		v := unknown(*r, s.now())
+		u = &v
+	}
+	return u, nil
 }
 
 // call makes the provider call of send and commits its outcome. claim
@@ -336,7 +353,18 @@ func (s *Service) call(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	// may have paid out.
 	ctx = context.WithoutCancel(ctx)
 	if !claim() {
+		// The client was answered pending with outcome_unknown, which
+		// is recorded on the refund now: read it again, and commit the
+		// outcome over it, without the key.
 		key = nil
+		cur, rerr := s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
+		if rerr != nil {
+			return nil, fmt.Errorf("refund: read after its answer: %w", rerr)
+		}
+		if cur.AttemptID != r.AttemptID || cur.Status != keelpay.RefundPending {
+			return cur, nil // settled meanwhile
+		}
+		r = cur
 		if providercall.NotSent(err) != nil {
 			// Nothing was sent, but the client was told pending: the
 			// record stays, and the reconciler sends it.
