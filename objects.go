@@ -123,23 +123,50 @@ type PaymentIntent struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	Version        int64
-	// VoidedCharges are charges the provider made for attempts the service
-	// had already closed as never charged, which the reconciler found and
-	// voided, oldest first. Empty on almost every intent.
+	// VoidedCharges are the charges the provider made that the service
+	// voided, or is voiding, oldest first: a charge of another currency
+	// or amount, a charge made while the intent was being canceled, and a
+	// charge that reached the provider for an attempt already closed as
+	// never charged. Empty on almost every intent.
 	VoidedCharges []VoidedCharge
 }
 
-// VoidedCharge is a charge that reached the provider after its attempt was
-// closed as never charged: the run that made the attempt paused (a stopped
-// process, a stalled network) and sent it late. The reconciler looks such
-// attempts up again for a day, and voids what it finds, so that the buyer
-// keeps no charge the intent does not account for.
+// VoidStatus says whether the void of a [VoidedCharge] holds.
+type VoidStatus string
+
+// Void statuses.
+const (
+	// VoidHeld: the provider voided the charge for good; no money is held
+	// for it. A VoidedCharge stored without a status is one.
+	VoidHeld VoidStatus = "voided"
+	// VoidNotHeld: the charge is not voided (yet): its void is pending at
+	// the provider, or it failed after it had held. The money is still
+	// charged; the service voids it again until the void holds.
+	VoidNotHeld VoidStatus = "charged"
+)
+
+// VoidedCharge is a charge the provider made that the service voided (or
+// is voiding), so that the buyer keeps no charge the intent does not
+// account for: a charge of another currency or amount than the intent's,
+// one made while the intent was being canceled, or one that reached the
+// provider after its attempt was closed as never charged (the run that
+// made the attempt paused, a stalled network, and sent it late; the
+// reconciler looks such attempts up again for a day). Every void is looked
+// up again for a day too, and a void that failed after it held is made
+// again: until it holds, Status is VoidNotHeld.
 type VoidedCharge struct {
-	AttemptID string    `json:"attempt"`
-	Amount    int64     `json:"amount"`
-	Currency  string    `json:"currency"`
-	VoidedAt  time.Time `json:"voided_at"`
+	AttemptID string `json:"attempt"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+	// Status is VoidHeld or VoidNotHeld; "" (stored before statuses) is
+	// VoidHeld.
+	Status VoidStatus `json:"status,omitempty"`
+	// VoidedAt is when the void was found to hold; zero while it does not.
+	VoidedAt time.Time `json:"voided_at"`
 }
+
+// Held reports whether the void holds: no money is held for the charge.
+func (v VoidedCharge) Held() bool { return v.Status != VoidNotHeld }
 
 // CardSessionStatus is the status of a card session.
 type CardSessionStatus string

@@ -70,6 +70,9 @@ type options struct {
 	clientAddr func(*http.Request) string
 	// tracerProvider, when set, is httpapi.Config.TracerProvider.
 	tracerProvider trace.TracerProvider
+	// answerTimeout, when set, is the payments' and refunds'
+	// AnswerTimeout; writeTimeout the HTTP server's WriteTimeout.
+	answerTimeout, writeTimeout time.Duration
 }
 
 func setup(t *testing.T, opts ...func(*options)) *bundle {
@@ -108,7 +111,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	if o.wrapPayments != nil {
 		payDB = o.wrapPayments(db)
 	}
-	pay := mustNew(payments.New(payments.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: payDB}))
+	pay := mustNew(payments.New(payments.Config{AnswerTimeout: o.answerTimeout, Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: payDB}))
 	// The sandbox's notifications go to this service, through the
 	// wrapper when it passes them on.
 	if n, ok := p.(provider.Notifier); ok {
@@ -116,7 +119,12 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	} else {
 		sb.SetNotifier(pay.Notify)
 	}
-	ref := mustNew(refunds.New(refunds.Config{Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db}))
+	ref := mustNew(refunds.New(refunds.Config{AnswerTimeout: o.answerTimeout, Clock: clock, Committed: wake, Logger: logger, Metrics: metrics, Provider: p, Storage: db}))
+	if n, ok := p.(provider.RefundNotifier); ok {
+		n.SetRefundNotifier(ref.NotifyRefund)
+	} else {
+		sb.SetRefundNotifier(ref.NotifyRefund)
+	}
 	var apiDB storage.Storage = db
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)
@@ -135,7 +143,9 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	mux.Handle("/healthz", httpapi.Health(httpapi.HealthConfig{Storage: apiDB, Logger: logger}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", h)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.WriteTimeout = o.writeTimeout
+	srv.Start()
 	sb.SetBaseURL(srv.URL)
 	t.Cleanup(srv.Close)
 	return &bundle{srv: srv, clock: clock, sandbox: sb, db: db, path: path, logs: logs, dispatcher: dispatcher, faults: faults, refunds: ref}

@@ -34,7 +34,8 @@ func fullIntent() *keelpay.PaymentIntent {
 		CancellationReason: "requested_by_customer",
 		VoidedCharges: []keelpay.VoidedCharge{
 			{AttemptID: "att_1", Amount: 123456789, Currency: "EUR", VoidedAt: at},
-			{AttemptID: "att_<2>", Amount: 1, Currency: "EUR", VoidedAt: at.Add(time.Minute)},
+			{AttemptID: "att_<2>", Amount: 1, Currency: "EUR", Status: keelpay.VoidHeld, VoidedAt: at.Add(time.Minute)},
+			{AttemptID: "att_3", Amount: 2, Currency: "USD", Status: keelpay.VoidNotHeld},
 		},
 		SucceededAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at, UpdatedAt: at,
 	}

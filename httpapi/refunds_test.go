@@ -437,3 +437,68 @@ func TestEveryEventTypeCarriesNoPersonalData(t *testing.T) {
 		require.True(t, seen[typ], "no %s event was produced", typ)
 	}
 }
+
+// TestRefundThatFailsAfterItSucceeded: the provider reports a refund
+// succeeded and, later, failed (Stripe's refund.failed; the sandbox's
+// CardRefundFailsLater). Its notification makes the refund failed with the
+// provider's message and a refund.failed event, and the refund can be sent
+// again, as a new attempt.
+func TestRefundThatFailsAfterItSucceeded(t *testing.T) {
+	t.Parallel()
+	eachDB(t, testRefundThatFailsAfterItSucceeded)
+}
+
+func testRefundThatFailsAfterItSucceeded(t *testing.T, b *bundle) {
+	s := b.shop(t, "app_shop")
+	id := b.paid(t, s, sandbox.CardRefundFailsLater)
+	ctx := context.Background()
+
+	r := b.refund(t, s, refundBody(id))
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Raw)
+	require.Equal(t, "succeeded", r.str("status"))
+	refundID := r.str("id")
+	first, err := b.db.RefundGet(ctx, s.id, refundID)
+	require.NoError(t, err)
+	require.Len(t, b.events(t, s.id, keelpay.EventRefundSucceeded), 1)
+
+	// Nothing changes before the provider's refund fails.
+	b.clock.Advance(time.Minute)
+	require.NoError(t, b.sandbox.Settle(ctx))
+	require.Equal(t, "succeeded", b.do(t, req{method: "GET", path: "/v1/refunds/" + refundID, key: s.sk}).str("status"))
+
+	// The provider's refund fails; its notification reaches the service.
+	b.clock.Advance(time.Minute)
+	require.NoError(t, b.sandbox.Settle(ctx))
+	got := b.do(t, req{method: "GET", path: "/v1/refunds/" + refundID, key: s.sk})
+	require.Equal(t, http.StatusOK, got.Status)
+	require.Equal(t, "failed", got.str("status"), "%s", got.Raw)
+	le := got.Body["last_error"].(map[string]any)
+	require.Equal(t, "refund_rejected", le["code"])
+	require.Equal(t, "The refund failed: the customer's bank returned it.", le["message"], "the provider's own text")
+	require.Nil(t, got.Body["succeeded_at"], "%s", got.Raw)
+	require.EqualValues(t, 1, got.Body["attempts"])
+	failed := b.events(t, s.id, keelpay.EventRefundFailed)
+	require.Len(t, failed, 1)
+	require.Equal(t, refundID, eventObject(failed[0])["id"])
+	require.Equal(t, "failed", eventObject(failed[0])["status"])
+	require.Zero(t, b.sandbox.Refunds(), "no money stayed returned")
+
+	// A second notification, and the reconciler, change nothing more.
+	store, err := b.db.StoreGetByID(ctx, s.id)
+	require.NoError(t, err)
+	b.refunds.NotifyRefund(ctx, store.MerchantID, first.AttemptID)
+	require.NoError(t, b.refunds.Reconcile(ctx))
+	require.Len(t, b.events(t, s.id, keelpay.EventRefundFailed), 1)
+
+	// Sent again: a new attempt, which pays out.
+	again := b.refund(t, s, refundBody(id))
+	require.Equal(t, http.StatusOK, again.Status, "%s", again.Raw)
+	require.Equal(t, refundID, again.str("id"))
+	require.Equal(t, "succeeded", again.str("status"), "%s", again.Raw)
+	require.EqualValues(t, 2, again.Body["attempts"])
+	second, err := b.db.RefundGet(ctx, s.id, refundID)
+	require.NoError(t, err)
+	require.NotEqual(t, first.AttemptID, second.AttemptID, "a new attempt id")
+	require.Equal(t, 1, b.sandbox.Refunds())
+	require.Len(t, b.events(t, s.id, keelpay.EventRefundSucceeded), 2)
+}

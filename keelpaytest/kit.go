@@ -558,7 +558,9 @@ func (k *Kit) Advance(t T, d time.Duration) {
 
 func (k *Kit) runDue(ctx context.Context) error {
 	defer k.Service.Dispatcher().Notify()
-	return errors.Join(k.Service.Payments().Expire(ctx), k.Service.Payments().Reconcile(ctx), k.Service.Refunds().Reconcile(ctx))
+	// The sandbox's own due changes first (a refund that fails later),
+	// with the notifications they send.
+	return errors.Join(k.Sandbox.Settle(ctx), k.Service.Payments().Expire(ctx), k.Service.Payments().Reconcile(ctx), k.Service.Refunds().Reconcile(ctx))
 }
 
 // RequireEvent waits until the receiver got a delivery, with a valid

@@ -239,3 +239,22 @@ func TestDrainFailsWhenDeliveriesDoNotArrive(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRefundThatFailsLater goes through service.New's wiring: the
+// sandbox's refund notification reaches the refunds service, and the
+// refund that had succeeded is reported failed.
+func TestRefundThatFailsLater(t *testing.T) {
+	kp := keelpaytest.Start(t)
+	shop := kp.Store(t)
+	card := shop.SaveCard(t, sandbox.CardRefundFailsLater)
+	pi := shop.Pay(t, card, 1999, "eur")
+	r := shop.Refund(t, pi.ID, "returned")
+	require.Equal(t, "succeeded", string(r.Status))
+	kp.RequireEvent(t, keelpay.EventRefundSucceeded, r.ID)
+
+	kp.Advance(t, sandbox.ResolveAfter)
+	d := kp.RequireEvent(t, keelpay.EventRefundFailed, r.ID)
+	require.NoError(t, d.Err)
+	require.Contains(t, string(d.Body), `"refund_rejected"`)
+	require.Zero(t, kp.Sandbox.Refunds())
+}

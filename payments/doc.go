@@ -37,8 +37,18 @@
 // outcome_unknown and the reconciler ([Service.Reconcile]) asks the provider
 // 1, 5, 15 and 60 minutes after the attempt, then every 6 hours. A
 // charge of another currency or amount is voided and the intent canceled
-// (reason voided). Every one of these paths closes the attempt through one
-// function, whatever learned the outcome.
+// (reason voided) once the void holds; until then the attempt stays open
+// (processing, last_error the mismatch code) and is voided again at every
+// look-up. Every charge voided is listed in the intent's VoidedCharges, and
+// its void is looked up again for [LateCheckFor] (and at once on the
+// provider's notification about the attempt): a void that failed after it
+// held is listed as still charged and made again until it holds. Every one
+// of these paths closes the attempt through one function, whatever learned
+// the outcome.
+//
+// A confirm waits for the provider at most Config.AnswerTimeout, then
+// answers processing with outcome_unknown while the call goes on and its
+// run commits the outcome.
 //
 // [Service.CancelIntent] cancels an intent in requires_payment_method or
 // requires_action (voiding an open 3D Secure attempt first);

@@ -96,7 +96,12 @@ func AppendIntentJSON(b []byte, pi *keelpay.PaymentIntent, personal bool) []byte
 			b = strconv.AppendInt(b, v.Amount, 10)
 			b = append(b, `,"currency":`...)
 			b = wirejson.AppendString(b, v.Currency)
-			b = appendTimestamp(append(b, `,"voided_at":`...), v.VoidedAt)
+			if v.Held() {
+				b = append(b, `,"status":"voided"`...)
+				b = appendTimestamp(append(b, `,"voided_at":`...), v.VoidedAt)
+			} else {
+				b = append(b, `,"status":"charged","voided_at":null`...)
+			}
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -221,8 +226,10 @@ func (o *IntentObject) AppendJSON(b []byte) []byte {
 			b = strconv.AppendInt(b, v.Amount, 10)
 			b = append(b, `,"currency":`...)
 			b = wirejson.AppendString(b, v.Currency)
+			b = append(b, `,"status":`...)
+			b = wirejson.AppendString(b, v.Status)
 			b = append(b, `,"voided_at":`...)
-			b = wirejson.AppendString(b, v.VoidedAt)
+			b = appendNullable(b, v.VoidedAt)
 			b = append(b, '}')
 		}
 		b = append(b, ']')

@@ -153,7 +153,11 @@ func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListPara
 // provider, and answers with a look-up instead. A failed attempt is not an
 // error: the intent comes back in requires_payment_method with last_error.
 // When the provider is unavailable the attempt is withdrawn and the answer
-// is 503.
+// is 503. The confirm waits for the provider at most Config.AnswerTimeout:
+// past it, it records and answers processing with last_error
+// outcome_unknown, and the call goes on, its run committing the outcome
+// afterwards without the request's idempotency key, so the key keeps the
+// answer the client got.
 func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (*keelpay.PaymentIntent, error) {
 	if err := p.Validate(s.now()); err != nil {
 		return nil, err
@@ -240,13 +244,72 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 		return s.lookUp(ctx, &attempt, p.Idempotency)
 	}
 	req.AttemptID = attempt.AttemptID
-	callCtx, cancel := s.call(ctx)
-	res, err := s.cfg.Provider.Charge(callCtx, req)
-	cancel()
-	if e := providercall.NotSent(err); e != nil {
-		return nil, s.withdraw(ctx, pi, &attempt, e)
+	// The request waits for the provider at most AnswerTimeout: an answer
+	// must be written before the HTTP server's WriteTimeout closes the
+	// connection, however slow the provider is. The call and the commit
+	// of its outcome run on their own and are not cut short.
+	// marked is closed once a confirm that gave up on the provider has
+	// recorded its answer (outcome_unknown) on the intent.
+	marked := make(chan struct{})
+	done, err, answered := providercall.Detach(s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.PaymentIntent, error) {
+		callCtx, cancel := s.call(ctx)
+		res, err := s.cfg.Provider.Charge(callCtx, req)
+		cancel()
+		if !claim() {
+			// The client was answered processing with outcome_unknown,
+			// and that answer is the one stored for its key: this run
+			// commits the outcome without the key, with its event. A
+			// provider that did nothing closes the attempt as a failure
+			// (provider_error): the client was told to wait for the
+			// webhook, so the attempt is not silently withdrawn.
+			s.log.WarnContext(ctx, "the provider answered after the confirm was answered; its outcome is committed now",
+				attemptAttrs(&attempt, slog.Any("error", err))...)
+			<-marked
+			return s.finishAfterAnswer(ctx, &attempt, answer{res: res, err: err})
+		}
+		if e := providercall.NotSent(err); e != nil {
+			return nil, s.withdraw(ctx, pi, &attempt, e)
+		}
+		return s.finish(ctx, &attempt, answer{res: res, err: err}, p.Idempotency)
+	}, func(panicked any) {
+		s.log.ErrorContext(ctx, "the confirm's provider call panicked after the confirm was answered; the reconciler finishes the attempt",
+			attemptAttrs(&attempt, slog.Any("panic", panicked))...)
+	})
+	if answered {
+		return done, err
 	}
-	return s.finish(ctx, &attempt, answer{res: res, err: err}, p.Idempotency)
+	defer close(marked)
+	s.log.WarnContext(ctx, "the provider did not answer before the confirm's answer deadline; the outcome is unknown for now",
+		attemptAttrs(&attempt, slog.Duration("answer_timeout", s.cfg.AnswerTimeout))...)
+	// The intent says what the client is told: processing, outcome
+	// unknown. The run that made the call finishes the attempt after this.
+	unknown := attempt
+	unknown.LastError = lastError(ErrorOutcomeUnknown, "")
+	unknown.UpdatedAt = s.now()
+	if err := s.cfg.Storage.PaymentIntentUpdate(ctx, &unknown, attempt.Version); err != nil && !errors.Is(err, storage.ErrConflict) {
+		s.log.ErrorContext(ctx, "record the unknown outcome of a confirm past its answer deadline", attemptAttrs(&attempt, slog.Any("error", err))...)
+	}
+	return &unknown, nil
+}
+
+// finishAfterAnswer finishes attempt with the provider's answer a, which
+// came after the confirm answered that the outcome was unknown (and
+// recorded that on the intent): the intent is read again, and finished
+// when its attempt is still open (without a key: the client's answer is
+// the one stored for it).
+func (s *Service) finishAfterAnswer(ctx context.Context, attempt *keelpay.PaymentIntent, a answer) (*keelpay.PaymentIntent, error) {
+	cur, err := s.cfg.Storage.PaymentIntentGet(ctx, attempt.StoreID, attempt.ID)
+	if err != nil {
+		return nil, fmt.Errorf("payments: read intent after its answer: %w", err)
+	}
+	if cur.AttemptID != attempt.AttemptID || (cur.Status != keelpay.IntentProcessing && cur.Status != keelpay.IntentRequiresAction) {
+		// Finished meanwhile (the reconciler, a retry): nothing to do.
+		return cur, nil
+	}
+	open := *cur
+	// The outcome_unknown of the early answer is not this answer's.
+	open.LastError = nil
+	return s.finish(ctx, &open, a, nil)
 }
 
 // intentWithCard returns the intent a confirm is for, or 404

@@ -172,9 +172,11 @@ func NewIntentObject(pi *keelpay.PaymentIntent, personal bool) *IntentObject {
 		o.CancellationReason = pi.CancellationReason
 	}
 	for _, v := range pi.VoidedCharges {
-		o.VoidedCharges = append(o.VoidedCharges, VoidedChargeObject{
-			Attempt: v.AttemptID, Amount: v.Amount, Currency: v.Currency, VoidedAt: timestamp(v.VoidedAt),
-		})
+		vo := VoidedChargeObject{Attempt: v.AttemptID, Amount: v.Amount, Currency: v.Currency, Status: string(keelpay.VoidNotHeld)}
+		if v.Held() {
+			vo.Status, vo.VoidedAt = string(keelpay.VoidHeld), new(timestamp(v.VoidedAt))
+		}
+		o.VoidedCharges = append(o.VoidedCharges, vo)
 	}
 	if personal {
 		o.ClientSecret = pi.ClientSecret
@@ -183,13 +185,15 @@ func NewIntentObject(pi *keelpay.PaymentIntent, personal bool) *IntentObject {
 	return o
 }
 
-// VoidedChargeObject is a charge that reached the provider after its
-// attempt was closed as never charged, and that the service voided.
+// VoidedChargeObject is a charge the provider made that the service voided
+// (status voided, with voided_at) or is voiding while the money is still
+// charged (status charged, voided_at null): see keelpay.VoidedCharge.
 type VoidedChargeObject struct {
-	Attempt  string `json:"attempt"`
-	Amount   int64  `json:"amount"`
-	Currency string `json:"currency"`
-	VoidedAt string `json:"voided_at"`
+	Attempt  string  `json:"attempt"`
+	Amount   int64   `json:"amount"`
+	Currency string  `json:"currency"`
+	Status   string  `json:"status"`
+	VoidedAt *string `json:"voided_at"`
 }
 
 func nonNil(s []string) []string {

@@ -60,7 +60,11 @@ func (s *Service) checkLateCharges(ctx context.Context) error {
 
 // checkLate looks one closed attempt up: nothing there (yet) keeps the
 // checks going until c.Until; a failure the provider recorded ends them; a
-// charge is voided and recorded on the intent.
+// charge is voided and recorded on the intent. A void that holds is looked
+// up again until c.Until, in case it fails later; a void that does not hold
+// (pending at the provider, or failed after it held) is recorded on the
+// intent as money still charged, and made again at every check, past
+// c.Until too, until it holds.
 func (s *Service) checkLate(ctx context.Context, c *storage.AttemptCheck) error {
 	ctx = context.WithoutCancel(ctx)
 	now := s.now()
@@ -84,20 +88,27 @@ func (s *Service) checkLate(ctx context.Context, c *storage.AttemptCheck) error 
 		// the charge answers with it, so no charge can follow.
 		return s.cfg.Storage.AttemptCheckDelete(ctx, c.AttemptID)
 	case res.Status == provider.ChargeSucceeded && res.Voided:
-		// Voided already (a pass that did not get to record it).
+		// Voided for good (by an earlier pass, which may not have got to
+		// record it).
 	case res.Status == provider.ChargeSucceeded || res.Status == provider.ChargeRequiresAction:
 		callCtx, cancel := s.call(ctx)
 		err := s.cfg.Provider.Void(callCtx, c.MerchantID, c.AttemptID)
 		cancel()
 		if err != nil && !errors.Is(err, provider.ErrUnknownAttempt) {
-			s.log.WarnContext(ctx, "void of a late charge failed; it is tried again", append(attrs, slog.Any("error", err))...)
-			return s.recheck(ctx, c, now)
+			s.log.WarnContext(ctx, "void of a charge does not hold; the money is still charged, and it is voided again", append(attrs, slog.Any("error", err))...)
+			if res.Status == provider.ChargeRequiresAction {
+				// No money taken yet; the next check voids again.
+				return s.recheck(ctx, c, now)
+			}
+			return s.recordVoid(ctx, c, res, keelpay.VoidNotHeld, false, now)
 		}
+		// Voided now: a charge found, or one whose void had failed.
+		return s.recordVoid(ctx, c, res, keelpay.VoidHeld, true, now)
 	default:
 		// Pending, or a status this service does not know: money may move.
 		return s.recheck(ctx, c, now)
 	}
-	return s.recordVoided(ctx, c, res, now)
+	return s.recordVoid(ctx, c, res, keelpay.VoidHeld, false, now)
 }
 
 // recheck moves c to its next look-up: the reconcile schedule counted from
@@ -110,9 +121,15 @@ func (s *Service) recheck(ctx context.Context, c *storage.AttemptCheck, now time
 	return s.cfg.Storage.AttemptCheckReschedule(ctx, c.AttemptID, next, c.Checks+1)
 }
 
-// recordVoided adds the voided charge to the intent's VoidedCharges and ends
-// the checks, in one transaction, and says so in the log.
-func (s *Service) recordVoided(ctx context.Context, c *storage.AttemptCheck, res *provider.ChargeResult, now time.Time) error {
+// recordVoid records on the intent that the charge of c's attempt is voided
+// for good (status VoidHeld) or still charged (VoidNotHeld), and moves the
+// check on in the same transaction: a held void is looked up again until
+// c.Until, then no more; one that does not hold is looked up (and voided)
+// again on the schedule, past c.Until too. fresh says the void was made
+// just now: its voided_at is now even when the intent listed it voided
+// already (its earlier void failed and this one held at once).
+func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *provider.ChargeResult, status keelpay.VoidStatus, fresh bool, now time.Time) error {
+	held := status == keelpay.VoidHeld
 	for range 5 {
 		pi, err := s.cfg.Storage.PaymentIntentGet(ctx, c.StoreID, c.PaymentIntentID)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -121,21 +138,46 @@ func (s *Service) recordVoided(ctx context.Context, c *storage.AttemptCheck, res
 		if err != nil {
 			return err
 		}
-		if slices.ContainsFunc(pi.VoidedCharges, func(v keelpay.VoidedCharge) bool { return v.AttemptID == c.AttemptID }) {
-			return s.cfg.Storage.AttemptCheckDelete(ctx, c.AttemptID)
+		i := slices.IndexFunc(pi.VoidedCharges, func(v keelpay.VoidedCharge) bool { return v.AttemptID == c.AttemptID })
+		// The intent changes when the charge is new to it, or its void
+		// changed between holding and not.
+		change := i < 0 || pi.VoidedCharges[i].Held() != held || (held && fresh)
+		isNew := i < 0
+		moveCheck := func(ctx context.Context, tx storage.Executor) error {
+			if held && !now.Before(c.Until) {
+				return tx.AttemptCheckDelete(ctx, c.AttemptID)
+			}
+			next := schedule.Next(c.ClosedAt, now)
+			if held && next.After(c.Until) {
+				next = c.Until
+			}
+			err := tx.AttemptCheckReschedule(ctx, c.AttemptID, next, c.Checks+1)
+			if errors.Is(err, storage.ErrNotFound) {
+				// A check made at a notification, of an attempt whose
+				// schedule had ended: it starts again.
+				again := *c
+				again.CheckAt, again.Checks = next, c.Checks+1
+				if !held && !again.Until.After(now) {
+					again.Until = now.Add(LateCheckFor)
+				}
+				return tx.AttemptCheckInsert(ctx, &again)
+			}
+			return err
 		}
-		v := keelpay.VoidedCharge{AttemptID: c.AttemptID, Amount: res.Amount, Currency: res.Currency, VoidedAt: now}
-		if v.Amount == 0 || v.Currency == "" {
-			v.Amount, v.Currency = pi.Amount, pi.Currency
+		if !change {
+			return s.cfg.Storage.WithTx(ctx, moveCheck)
+		}
+		if res.Amount == 0 || res.Currency == "" {
+			res = &provider.ChargeResult{Status: res.Status, Amount: pi.Amount, Currency: pi.Currency, Voided: res.Voided}
 		}
 		next := *pi
-		next.VoidedCharges = append(slices.Clip(pi.VoidedCharges), v)
+		next.VoidedCharges = withVoid(pi.VoidedCharges, c.AttemptID, res, status, now)
 		next.UpdatedAt = now
 		err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 			if err := tx.PaymentIntentUpdate(ctx, &next, pi.Version); err != nil {
 				return err
 			}
-			return tx.AttemptCheckDelete(ctx, c.AttemptID)
+			return moveCheck(ctx, tx)
 		})
 		if errors.Is(err, storage.ErrConflict) {
 			continue
@@ -143,11 +185,19 @@ func (s *Service) recordVoided(ctx context.Context, c *storage.AttemptCheck, res
 		if err != nil {
 			return err
 		}
-		s.metrics.lateVoided.Inc()
-		s.log.WarnContext(ctx, "a charge arrived for an attempt closed as never charged; it was voided",
-			slog.String("store_id", c.StoreID), slog.String("payment_intent", c.PaymentIntentID), slog.String("attempt", c.AttemptID),
-			slog.Int64("amount", v.Amount), slog.String("currency", v.Currency))
+		v := next.VoidedCharges[slices.IndexFunc(next.VoidedCharges, func(v keelpay.VoidedCharge) bool { return v.AttemptID == c.AttemptID })]
+		logAttrs := []any{slog.String("store_id", c.StoreID), slog.String("payment_intent", c.PaymentIntentID), slog.String("attempt", c.AttemptID),
+			slog.Int64("amount", v.Amount), slog.String("currency", v.Currency)}
+		switch {
+		case held && isNew:
+			s.metrics.lateVoided.Inc()
+			s.log.WarnContext(ctx, "a charge arrived for an attempt closed as never charged; it was voided", logAttrs...)
+		case held:
+			s.log.WarnContext(ctx, "a charge whose void had not held, or had failed, is voided now", logAttrs...)
+		default:
+			s.log.WarnContext(ctx, "a voided charge is charged again (its void is pending or failed); it is voided again", logAttrs...)
+		}
 		return nil
 	}
-	return fmt.Errorf("record voided charge of %s: %w", c.PaymentIntentID, storage.ErrConflict)
+	return fmt.Errorf("record void of %s: %w", c.PaymentIntentID, storage.ErrConflict)
 }

@@ -2,6 +2,7 @@ package payments
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -165,6 +166,9 @@ type step struct {
 	// word that it does not know it; it is looked up again for
 	// LateCheckFor, and a charge found then is voided.
 	lateCheck bool
+	// charged: the provider took money for the attempt (a charge that
+	// succeeded), which void must return.
+	charged *provider.ChargeResult
 }
 
 // Attempt outcomes of the attempts metric.
@@ -260,16 +264,24 @@ func advance(pi keelpay.PaymentIntent, a answer, now time.Time) step {
 	case provider.ChargeSucceeded:
 		switch {
 		case res.Voided:
-			// Voided by an earlier pass that did not get to commit.
+			// Voided for good by an earlier pass that did not get to
+			// commit (Voided is only a void that holds).
 			reason, le := pi.CancellationReason, mismatch(pi, res)
 			if reason == "" {
 				reason = ReasonVoided
 			}
-			return step{next: cancel(pi, reason, le, now), event: keelpay.EventPaymentIntentCanceled, outcome: outcomeVoided, code: codeOf(le)}
+			s := step{next: cancel(pi, reason, le, now), event: keelpay.EventPaymentIntentCanceled, outcome: outcomeVoided, code: codeOf(le)}
+			s.next.VoidedCharges = withVoid(pi.VoidedCharges, pi.AttemptID, res, keelpay.VoidHeld, now)
+			s.charged = res
+			return s
 		case canceling:
-			return voidAndCancel(pi, pi.CancellationReason, nil, now)
+			s := voidAndCancel(pi, pi.CancellationReason, nil, now)
+			s.charged = res
+			return s
 		case mismatch(pi, res) != nil:
-			return voidAndCancel(pi, ReasonVoided, mismatch(pi, res), now)
+			s := voidAndCancel(pi, ReasonVoided, mismatch(pi, res), now)
+			s.charged = res
+			return s
 		}
 		pi.Status = keelpay.IntentSucceeded
 		pi.AuthorizationCode, pi.OrderID, pi.SucceededAt = res.AuthorizationCode, res.OrderID, now
@@ -308,6 +320,45 @@ func voidAndCancel(pi keelpay.PaymentIntent, reason string, le *keelpay.LastErro
 		outcome = outcomeCanceled
 	}
 	return step{next: cancel(pi, reason, le, now), event: keelpay.EventPaymentIntentCanceled, void: true, outcome: outcome, code: codeOf(le)}
+}
+
+// withVoid returns voided with the charge of attemptID (res: what was
+// charged) set to status at now: an entry added, or the attempt's entry
+// changed. voided is not changed (its array may be shared).
+func withVoid(voided []keelpay.VoidedCharge, attemptID string, res *provider.ChargeResult, status keelpay.VoidStatus, now time.Time) []keelpay.VoidedCharge {
+	v := keelpay.VoidedCharge{AttemptID: attemptID, Status: status}
+	if res != nil {
+		v.Amount, v.Currency = res.Amount, res.Currency
+	}
+	if status == keelpay.VoidHeld {
+		v.VoidedAt = now
+	}
+	out := slices.Clone(voided)
+	for i, old := range out {
+		if old.AttemptID == attemptID {
+			if v.Amount == 0 || v.Currency == "" {
+				v.Amount, v.Currency = old.Amount, old.Currency
+			}
+			out[i] = v
+			return out
+		}
+	}
+	return append(out, v)
+}
+
+// voidPending is the last error of an attempt whose charge of another
+// currency or amount is being voided but the void does not hold yet: the
+// intent stays processing, the money still charged, until it does.
+func voidPending(le *keelpay.LastError) *keelpay.LastError {
+	if le == nil || (le.Code != ErrorCurrencyMismatch && le.Code != ErrorAmountMismatch) {
+		return nil
+	}
+	what := "currency"
+	if le.Code == ErrorAmountMismatch {
+		what = "amount"
+	}
+	return &keelpay.LastError{Code: le.Code,
+		Message: "The provider charged another " + what + "; the charge is being voided and is still held until the void completes."}
 }
 
 // mismatch returns the last error of a charge of another currency or

@@ -34,8 +34,20 @@ const CallTimeoutMax = 45 * time.Second
 // workerBatch is how many intents a worker reads at once.
 const workerBatch = 100
 
+// AnswerTimeoutDefault is the default of Config.AnswerTimeout.
+const AnswerTimeoutDefault = providercall.AnswerTimeoutDefault
+
 // Config configures a Service. Provider and Storage are required.
 type Config struct {
+	// AnswerTimeout bounds how long a confirm waits for the provider's
+	// answer. Past it the confirm answers processing with last_error
+	// outcome_unknown, while the provider call goes on and its run commits
+	// the outcome (with the event, and the reconciler as a fallback). Keep
+	// it below the WriteTimeout of the http.Server that serves the API,
+	// with a margin (providercall.AnswerMargin, 5 s): then a confirm always
+	// answers before the server closes its connection. Default
+	// AnswerTimeoutDefault (20 s).
+	AnswerTimeout time.Duration
 	// CallTimeout bounds each call to the provider. Default
 	// provider.CallTimeoutDefault; at most CallTimeoutMax.
 	CallTimeout time.Duration
@@ -64,6 +76,7 @@ type Config struct {
 
 // WithDefaults returns a copy of c with defaults filled in.
 func (c Config) WithDefaults() Config {
+	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, AnswerTimeoutDefault)
 	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
 	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
 	c.Logger = cmp.Or(c.Logger, slog.Default())
@@ -83,6 +96,9 @@ func (c Config) Validate() error {
 	}
 	if c.CallTimeout < 0 || c.CallTimeout > CallTimeoutMax {
 		errs = append(errs, fmt.Errorf("payments: Config.CallTimeout is %v; it must be positive and at most %v, so that a call is over before the reconciler first looks the attempt up", c.CallTimeout, CallTimeoutMax))
+	}
+	if c.AnswerTimeout < 0 {
+		errs = append(errs, fmt.Errorf("payments: Config.AnswerTimeout is %v; it must be positive", c.AnswerTimeout))
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
@@ -37,12 +38,23 @@ func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answe
 		err := s.cfg.Provider.Void(callCtx, pi.MerchantID, pi.AttemptID)
 		cancel()
 		if err != nil && !errors.Is(err, provider.ErrUnknownAttempt) {
-			s.log.WarnContext(ctx, "void failed; the attempt stays open", attemptAttrs(pi, slog.Any("error", err))...)
+			// The void does not hold (yet): it is pending at the provider,
+			// or failed and is being made again. The money is still
+			// charged, so the attempt stays open, saying so, and the
+			// next look-up voids again.
+			s.log.WarnContext(ctx, "void does not hold; the attempt stays open", attemptAttrs(pi, slog.Any("error", err))...)
 			open := *pi
 			if a.lookup {
 				open.ReconcileCount++
 			}
+			if le := voidPending(st.next.LastError); le != nil {
+				open.LastError = le
+			}
 			st = step{next: wait(open, now)}
+		} else if st.charged != nil {
+			// The void holds: the intent lists the charge, and the void
+			// is looked up again for LateCheckFor, in case it fails later.
+			st.next.VoidedCharges = withVoid(st.next.VoidedCharges, pi.AttemptID, st.charged, keelpay.VoidHeld, now)
 		}
 	}
 	next, _, err := s.commit(ctx, pi, st, key)
@@ -77,7 +89,9 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 					return err
 				}
 			}
-			if st.lateCheck {
+			if st.lateCheck || (st.charged != nil && n.Status == keelpay.IntentCanceled) {
+				// A closed attempt that may still charge, or a charge
+				// voided: looked up again for LateCheckFor.
 				if err := tx.AttemptCheckInsert(ctx, newAttemptCheck(prev, n.UpdatedAt)); err != nil {
 					return err
 				}
@@ -125,21 +139,54 @@ func (s *Service) lookUp(ctx context.Context, pi *keelpay.PaymentIntent, key *id
 // implements [provider.Notifier] (service.New does), or call it from an
 // adapter that receives the provider's webhooks. A notification is only a
 // hint: the service looks the attempt up and trusts that answer alone. One
-// that names no open attempt of that merchant is ignored.
+// that names no open attempt of that merchant is ignored, unless the
+// attempt is a closed one still looked up (its charge voided, or closed as
+// never charged): that check runs at once, so that a void that failed
+// after it held is made again and the intent says the money is charged.
 func (s *Service) Notify(ctx context.Context, merchantID, attemptID string) {
 	ctx = context.WithoutCancel(ctx)
 	pi, err := s.cfg.Storage.PaymentIntentGetByAttempt(ctx, attemptID)
-	if err != nil {
-		if !errors.Is(err, storage.ErrNotFound) {
-			s.log.ErrorContext(ctx, "notification: read intent", slog.String("attempt", attemptID), slog.Any("error", err))
-		}
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		s.log.ErrorContext(ctx, "notification: read intent", slog.String("attempt", attemptID), slog.Any("error", err))
 		return
 	}
-	if pi.MerchantID != merchantID || (pi.Status != keelpay.IntentProcessing && pi.Status != keelpay.IntentRequiresAction) {
+	if err != nil || (pi.Status != keelpay.IntentProcessing && pi.Status != keelpay.IntentRequiresAction) {
+		if err != nil {
+			pi = nil
+		}
+		s.notifyClosed(ctx, pi, merchantID, attemptID)
+		return
+	}
+	if pi.MerchantID != merchantID {
 		return
 	}
 	if _, err := s.lookUp(ctx, pi, nil); err != nil {
 		s.log.ErrorContext(ctx, "notification: finish attempt", attemptAttrs(pi, slog.Any("error", err))...)
+	}
+}
+
+// notifyClosed runs the check of a closed attempt at once, when it has one
+// for that merchant (see Notify). pi, when set, is the intent whose last
+// attempt it is: a charge of it voided longer ago than LateCheckFor, whose
+// checks ended, gets a check again.
+func (s *Service) notifyClosed(ctx context.Context, pi *keelpay.PaymentIntent, merchantID, attemptID string) {
+	c, err := s.cfg.Storage.AttemptCheckGet(ctx, attemptID)
+	if errors.Is(err, storage.ErrNotFound) && pi != nil && slices.ContainsFunc(pi.VoidedCharges, func(v keelpay.VoidedCharge) bool { return v.AttemptID == attemptID }) {
+		now := s.now()
+		c, err = &storage.AttemptCheck{AttemptID: attemptID, StoreID: pi.StoreID, PaymentIntentID: pi.ID, MerchantID: pi.MerchantID,
+			ClosedAt: now, CheckAt: now, Until: now.Add(LateCheckFor)}, nil
+	}
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) {
+			s.log.ErrorContext(ctx, "notification: read attempt check", slog.String("attempt", attemptID), slog.Any("error", err))
+		}
+		return
+	}
+	if c.MerchantID != merchantID {
+		return
+	}
+	if err := s.checkLate(ctx, c); err != nil {
+		s.log.ErrorContext(ctx, "notification: check closed attempt", slog.String("attempt", attemptID), slog.Any("error", err))
 	}
 }
 

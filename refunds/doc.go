@@ -19,6 +19,14 @@
 //     first send's outcome instead of paying twice.
 //   - When the provider is unavailable nothing is kept: a first send leaves
 //     no refund, a repeated one leaves the refund as it was.
+//   - A send waits for the provider at most Config.AnswerTimeout; past it
+//     the answer is pending with outcome_unknown, and the call goes on, its
+//     run committing the outcome (an unavailable provider then leaves the
+//     send pending for the reconciler to make).
+//   - A succeeded refund that the provider later reports failed (its
+//     notification, [Service.NotifyRefund]) becomes failed with
+//     refund_rejected and a refund.failed event, and may be sent again.
+//     Succeeded refunds are not polled.
 //
 // Params.Idempotency carries the caller's idempotency key, an
 // [github.com/keelpay/keelpay/idempotency.Key] (nil: none): the recorded

@@ -18,7 +18,16 @@ import (
 //	pending --unknown, or still pending--> pending (looked up on the schedule)
 //	pending --send again, 3 minutes after the last--> pending (same attempt id)
 //	failed  --send again--> pending (new attempt id)
-//	succeeded: final. At most MaxSends sends.
+//	succeeded --provider: the refund failed later--> failed (event refund.failed)
+//	At most MaxSends sends.
+//
+// A provider may report a refund succeeded and later failed (Stripe's
+// refund.failed: the bank returned the money to the merchant). The
+// provider's notification (provider.RefundNotifier) makes the service look
+// the send up; a failure found for a succeeded refund makes it failed with
+// last_error refund_rejected and the provider's message, succeeded_at
+// cleared, and a refund.failed event. Like any failed refund it may then be
+// sent again, with a new attempt id, within its MaxSends sends.
 
 // refundable reports whether an intent without a refund may get one.
 func refundable(pi *keelpay.PaymentIntent) error {
@@ -79,6 +88,26 @@ func settled(r keelpay.Refund, res *provider.RefundResult, now time.Time) (next 
 		return next, keelpay.EventRefundFailed
 	}
 	return r, ""
+}
+
+// failedLater returns a succeeded refund after the provider reported its
+// send failed after all, and the event that reports it; typ is "" when the
+// answer changes nothing (the refund is not succeeded, or the provider
+// still says succeeded). Whatever code the provider gives, the refund was
+// refused after it was paid: refund_rejected, with the provider's text.
+func failedLater(r keelpay.Refund, res *provider.RefundResult, now time.Time) (next keelpay.Refund, typ keelpay.EventType) {
+	if r.Status != keelpay.RefundSucceeded || res == nil || res.Status != provider.RefundFailed {
+		return r, ""
+	}
+	next = r
+	next.Status = keelpay.RefundFailed
+	next.LastError = &keelpay.LastError{Code: string(provider.FailureRefundRejected), Message: "The refund failed after it had succeeded; the money was not returned."}
+	if res.Failure != nil && res.Failure.Message != "" {
+		next.LastError.Message = res.Failure.Message
+	}
+	next.SucceededAt, next.ReconcileAt = time.Time{}, time.Time{}
+	next.UpdatedAt = now
+	return next, keelpay.EventRefundFailed
 }
 
 // unknown returns the refund after a send whose outcome is unknown.

@@ -148,3 +148,36 @@ func TestUnknownAndLookAgain(t *testing.T) {
 	require.Equal(t, 2, a.ReconcileCount)
 	require.Equal(t, t0.Add(15*time.Minute), a.ReconcileAt)
 }
+
+func TestFailedLater(t *testing.T) {
+	t.Parallel()
+	paid := keelpay.Refund{ID: "re_1", Status: keelpay.RefundSucceeded, Attempts: 1, SucceededAt: t0, UpdatedAt: t0}
+	now := t0.Add(time.Hour)
+	rejected := &provider.RefundResult{Status: provider.RefundFailed,
+		Failure: &provider.Failure{Code: provider.FailureProviderError, Message: "The bank returned the refund."}}
+
+	got, typ := failedLater(paid, rejected, now)
+	require.Equal(t, keelpay.EventRefundFailed, typ)
+	require.Empty(t, cmp.Diff(keelpay.Refund{ID: "re_1", Status: keelpay.RefundFailed, Attempts: 1, UpdatedAt: now,
+		LastError: &keelpay.LastError{Code: "refund_rejected", Message: "The bank returned the refund."}}, got),
+		"refund_rejected with the provider's words, whatever its code; succeeded_at cleared")
+
+	// It may be sent again, as a new attempt.
+	next, err := resend(got, "rfatt_2", now)
+	require.NoError(t, err)
+	require.Equal(t, "rfatt_2", next.AttemptID)
+	require.Equal(t, 2, next.Attempts)
+
+	for name, tc := range map[string]struct {
+		r   keelpay.Refund
+		res *provider.RefundResult
+	}{
+		"still succeeded": {paid, &provider.RefundResult{Status: provider.RefundSucceeded}},
+		"not succeeded":   {keelpay.Refund{ID: "re_1", Status: keelpay.RefundFailed}, rejected},
+		"pending":         {paid, &provider.RefundResult{Status: provider.RefundPending}},
+	} {
+		got, typ := failedLater(tc.r, tc.res, now)
+		require.Empty(t, typ, name)
+		require.Equal(t, tc.r, got, name)
+	}
+}

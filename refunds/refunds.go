@@ -31,10 +31,19 @@ const (
 	// refund may be sent again.
 	ResendAfter    = 3 * time.Minute
 	reconcileBatch = 100
+	// AnswerTimeoutDefault is the default of Config.AnswerTimeout.
+	AnswerTimeoutDefault = providercall.AnswerTimeoutDefault
 )
 
 // Config configures a Service. Fields are in alphabetical order.
 type Config struct {
+	// AnswerTimeout bounds how long a send waits for the provider's
+	// answer. Past it the send answers pending with last_error
+	// outcome_unknown, while the provider call goes on and its run commits
+	// the outcome (the reconciler as a fallback). Keep it below the
+	// WriteTimeout of the http.Server that serves the API, with a margin
+	// (5 s). Default AnswerTimeoutDefault (20 s).
+	AnswerTimeout time.Duration
 	// CallTimeout bounds each call to the provider; past it the outcome
 	// is unknown. Default provider.CallTimeoutDefault.
 	CallTimeout time.Duration
@@ -64,6 +73,7 @@ type Service struct {
 
 // WithDefaults returns a copy of c with defaults filled in.
 func (c Config) WithDefaults() Config {
+	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, AnswerTimeoutDefault)
 	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
 	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
 	c.Logger = cmp.Or(c.Logger, slog.Default())
@@ -84,6 +94,9 @@ func (c Config) Validate() error {
 	if c.CallTimeout < 0 {
 		errs = append(errs, fmt.Errorf("refunds: Config.CallTimeout is %v; it must be positive", c.CallTimeout))
 	}
+	if c.AnswerTimeout < 0 {
+		errs = append(errs, fmt.Errorf("refunds: Config.AnswerTimeout is %v; it must be positive", c.AnswerTimeout))
+	}
 	return errors.Join(errs...)
 }
 
@@ -97,7 +110,7 @@ func New(cfg Config) (*Service, error) {
 	cfg = cfg.WithDefaults()
 	s := &Service{cfg: cfg, outbox: outbox.New(cfg.Storage, cfg.Committed), sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_refund_sends_total",
-		Help: "Refund sends by outcome (succeeded, failed, outcome_unknown, unavailable).",
+		Help: "Refund sends by outcome (succeeded, failed, outcome_unknown, unavailable, failed_later: succeeded, then failed at the provider).",
 	}, []string{"outcome"})}
 	if cfg.Metrics != nil {
 		if err := cfg.Metrics.Register(s.sends); err != nil {
@@ -284,6 +297,48 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 // outcome.
 func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund, key *idempotency.Key,
 	revert func(context.Context, storage.Executor) error) (*keelpay.Refund, error) {
+	// The request waits for the provider at most AnswerTimeout, so that
+	// it is answered before the HTTP server's WriteTimeout; the call and
+	// the commit of its outcome go on on their own.
+	// marked is closed once a send that gave up on the provider has
+	// recorded its answer (outcome_unknown) on the refund.
+	marked := make(chan struct{})
+	out, err, answered := providercall.Detach(s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.Refund, error) {
+		return s.call(ctx, st, pi, r, key, revert, func() bool {
+			if claim() {
+				return true
+			}
+			<-marked
+			return false
+		})
+	}, func(panicked any) {
+		s.cfg.Logger.ErrorContext(ctx, "the refund's provider call panicked after the send was answered; the reconciler finishes it",
+			slog.String("refund_id", r.ID), slog.Any("panic", panicked))
+	})
+	if answered {
+		return out, err
+	}
+	defer close(marked)
+	s.cfg.Logger.WarnContext(ctx, "the provider did not answer before the refund's answer deadline; the outcome is unknown for now",
+		slog.String("refund_id", r.ID), slog.Duration("answer_timeout", s.cfg.AnswerTimeout))
+	// The refund says what the client is told: pending, outcome unknown.
+	u, err := s.markUnknown(ctx, r, nil)
+	if err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "refund: record the unknown outcome of a send past its answer deadline",
+			slog.String("refund_id", r.ID), slog.Any("error", err))
+		v := unknown(*r, s.now())
+		u = &v
+	}
+	return u, nil
+}
+
+// call makes the provider call of send and commits its outcome. claim
+// (see providercall.Detach) says whether the request still waits for it:
+// when it does not, the outcome is committed without its key, and a send
+// the provider did not take stays recorded (pending, outcome_unknown, as
+// the request was answered) for the reconciler to make.
+func (s *Service) call(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund, key *idempotency.Key,
+	revert func(context.Context, storage.Executor) error, claim func() bool) (*keelpay.Refund, error) {
 	pctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
 	res, err := s.cfg.Provider.Refund(pctx, provider.RefundRequest{
 		MerchantID:      st.MerchantID,
@@ -297,6 +352,26 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	// The outcome is committed even if the caller went away: the provider
 	// may have paid out.
 	ctx = context.WithoutCancel(ctx)
+	if !claim() {
+		// The client was answered pending with outcome_unknown, which
+		// is recorded on the refund now: read it again, and commit the
+		// outcome over it, without the key.
+		key = nil
+		cur, rerr := s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
+		if rerr != nil {
+			return nil, fmt.Errorf("refund: read after its answer: %w", rerr)
+		}
+		if cur.AttemptID != r.AttemptID || cur.Status != keelpay.RefundPending {
+			return cur, nil // settled meanwhile
+		}
+		r = cur
+		if providercall.NotSent(err) != nil {
+			// Nothing was sent, but the client was told pending: the
+			// record stays, and the reconciler sends it.
+			s.sends.WithLabelValues("unavailable").Inc()
+			return s.markUnknown(ctx, r, nil)
+		}
+	}
 	if unavailable := providercall.NotSent(err); unavailable != nil {
 		s.sends.WithLabelValues("unavailable").Inc()
 		if rerr := s.cfg.Storage.WithTx(ctx, revert); rerr != nil {
@@ -348,7 +423,14 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 		return s.markUnknown(ctx, r, key)
 	}
 	s.sends.WithLabelValues(string(next.Status)).Inc()
-	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(JSON(&next)), now)
+	return s.commitOutcome(ctx, r, next, typ, key)
+}
+
+// commitOutcome commits next over r with its event typ, once: a refund
+// that another process changed first is returned as it is now. key, when
+// set, stores the answer of the request that holds it with the outcome.
+func (s *Service) commitOutcome(ctx context.Context, r *keelpay.Refund, next keelpay.Refund, typ keelpay.EventType, key *idempotency.Key) (*keelpay.Refund, error) {
+	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(JSON(&next)), next.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -437,6 +519,67 @@ func (s *Service) reconcile(ctx context.Context, r *keelpay.Refund, key *idempot
 		return err
 	}
 	return nil
+}
+
+// NotifyRefund is the provider's notification that a refund send changed
+// after it was answered: a pending send ended, or a send the provider
+// reported succeeded failed later (Stripe's refund.failed). It is a
+// [provider.NotifyFunc]: register it with a provider that implements
+// [provider.RefundNotifier] (service.New does), or call it from an adapter
+// that receives the provider's webhooks. A notification is only a hint:
+// the service looks the send up and trusts that answer alone. A pending
+// refund is settled as the reconciler would; a succeeded one whose send
+// the provider now reports failed becomes failed (refund_rejected, the
+// provider's message, event refund.failed) and may be sent again. One that
+// names no refund's last send of that merchant is ignored.
+func (s *Service) NotifyRefund(ctx context.Context, merchantID, attemptID string) {
+	ctx = context.WithoutCancel(ctx)
+	attrs := []any{slog.String("attempt", attemptID)}
+	r, err := s.cfg.Storage.RefundGetByAttempt(ctx, attemptID)
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) {
+			s.cfg.Logger.ErrorContext(ctx, "refund notification: read refund", append(attrs, slog.Any("error", err))...)
+		}
+		return
+	}
+	attrs = append(attrs, slog.String("store_id", r.StoreID), slog.String("refund_id", r.ID))
+	st, err := s.cfg.Storage.StoreGetByID(ctx, r.StoreID)
+	if err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "refund notification: read store", append(attrs, slog.Any("error", err))...)
+		return
+	}
+	if st.MerchantID != merchantID || r.AttemptID != attemptID {
+		return
+	}
+	switch r.Status {
+	case keelpay.RefundPending:
+		err = s.reconcile(ctx, r, nil)
+	case keelpay.RefundSucceeded:
+		err = s.recheck(ctx, st, r)
+	}
+	if err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "refund notification: settle", append(attrs, slog.Any("error", err))...)
+	}
+}
+
+// recheck looks a succeeded refund's send up again and, when the provider
+// now reports it failed, makes the refund failed (failedLater).
+func (s *Service) recheck(ctx context.Context, st *keelpay.Store, r *keelpay.Refund) error {
+	lctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
+	res, err := s.cfg.Provider.LookupRefund(lctx, st.MerchantID, r.AttemptID)
+	cancel()
+	if err != nil {
+		return err
+	}
+	next, typ := failedLater(*r, res, s.now())
+	if typ == "" {
+		return nil
+	}
+	s.sends.WithLabelValues("failed_later").Inc()
+	s.cfg.Logger.WarnContext(ctx, "a refund that had succeeded failed at the provider",
+		slog.String("store_id", r.StoreID), slog.String("refund_id", r.ID), slog.String("attempt", r.AttemptID))
+	_, err = s.commitOutcome(ctx, r, next, typ, nil)
+	return err
 }
 
 func (s *Service) now() time.Time { return s.cfg.Clock.Now().Truncate(time.Microsecond) }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -40,6 +42,17 @@ type Config struct {
 	// internal addresses. true: http URLs and such hosts are accepted and
 	// delivered to, as a sandbox or a test needs.
 	AllowInsecureWebhooks bool
+	// AnswerTimeout bounds how long a confirm or a refund send waits for
+	// the provider before it answers that the outcome is not known yet
+	// (processing, or pending, with last_error outcome_unknown); the call
+	// goes on and its outcome is committed when it comes (docs/operating.md,
+	// "Time-outs"). It must leave a margin of 5 s below the WriteTimeout of
+	// the http.Server that serves Handler: httpapi.NewServer's is
+	// httpapi.ServerWriteTimeout (30 s), so the default and the most
+	// allowed is 20 s and 25 s; with a server of your own, make its
+	// WriteTimeout at least AnswerTimeout + 5 s (or 0). Default
+	// payments.AnswerTimeoutDefault (20 s).
+	AnswerTimeout time.Duration
 	// CallTimeout bounds each call to the provider: charges, refunds,
 	// look-ups and the check of an application at setup. Default
 	// provider.CallTimeoutDefault (30 s); at most payments.CallTimeoutMax.
@@ -106,6 +119,7 @@ type Config struct {
 // dispatcher gets this Config's address policy, clock, logger, metrics,
 // storage and tracer.
 func (c Config) WithDefaults() Config {
+	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, payments.AnswerTimeoutDefault)
 	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
 	c.Clock = cmp.Or[keelpay.Clock](c.Clock, keelpay.SystemClock{})
 	c.ExpireInterval = cmp.Or(c.ExpireInterval, ExpireIntervalDefault)
@@ -153,6 +167,9 @@ func (c Config) Validate() error {
 	}
 	if c.CallTimeout < 0 || c.CallTimeout > payments.CallTimeoutMax {
 		bad("CallTimeout is %v; it must be positive and at most %v, so that a call is over before the reconciler first looks the attempt up", c.CallTimeout, payments.CallTimeoutMax)
+	}
+	if maxAnswer := httpapi.ServerWriteTimeout - providercall.AnswerMargin; c.AnswerTimeout < 0 || c.AnswerTimeout > maxAnswer {
+		bad("AnswerTimeout is %v; it must be positive and at most %v, %v below httpapi.ServerWriteTimeout, so that a confirm is answered before the server closes its connection", c.AnswerTimeout, maxAnswer, providercall.AnswerMargin)
 	}
 	if c.ExpireInterval < 0 {
 		bad("ExpireInterval is %v; it must be positive", c.ExpireInterval)

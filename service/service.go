@@ -83,6 +83,11 @@ func New(cfg Config) (*Service, error) {
 	if n, ok := untraced.Provider.(provider.Notifier); ok {
 		n.SetNotifier(s.payments.Notify)
 	}
+	// A refund that changed after its send was answered (a pending one
+	// ended, a succeeded one failed later) goes to this service's refunds.
+	if n, ok := untraced.Provider.(provider.RefundNotifier); ok {
+		n.SetRefundNotifier(s.refunds.NotifyRefund)
+	}
 	s.api, err = httpapi.New(httpapi.Config{
 		ClientAddr: cfg.ClientAddr,
 		Clock:      cfg.Clock,
@@ -116,22 +121,24 @@ func (s *Service) newParts(cfg Config, committed func(context.Context, *keelpay.
 	var errs [4]error
 	s.events, errs[0] = events.New(events.Config{Clock: cfg.Clock, Committed: committed, Dispatcher: s.dispatcher, Storage: cfg.Storage})
 	s.payments, errs[1] = payments.New(payments.Config{
-		CallTimeout: cfg.CallTimeout,
-		Clock:       cfg.Clock,
-		Committed:   committed,
-		Logger:      cfg.Logger,
-		Metrics:     cfg.Metrics,
-		Provider:    cfg.Provider,
-		Storage:     cfg.Storage,
+		AnswerTimeout: cfg.AnswerTimeout,
+		CallTimeout:   cfg.CallTimeout,
+		Clock:         cfg.Clock,
+		Committed:     committed,
+		Logger:        cfg.Logger,
+		Metrics:       cfg.Metrics,
+		Provider:      cfg.Provider,
+		Storage:       cfg.Storage,
 	})
 	s.refunds, errs[2] = refunds.New(refunds.Config{
-		CallTimeout: cfg.CallTimeout,
-		Clock:       cfg.Clock,
-		Committed:   committed,
-		Logger:      cfg.Logger,
-		Metrics:     cfg.Metrics,
-		Provider:    cfg.Provider,
-		Storage:     cfg.Storage,
+		AnswerTimeout: cfg.AnswerTimeout,
+		CallTimeout:   cfg.CallTimeout,
+		Clock:         cfg.Clock,
+		Committed:     committed,
+		Logger:        cfg.Logger,
+		Metrics:       cfg.Metrics,
+		Provider:      cfg.Provider,
+		Storage:       cfg.Storage,
 	})
 	s.stores, errs[3] = stores.New(stores.Config{
 		AllowInsecureWebhooks: cfg.AllowInsecureWebhooks,

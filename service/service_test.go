@@ -44,6 +44,8 @@ func TestNewNamesWhatIsWrong(t *testing.T) {
 		{"nothing", service.Config{}, []string{"Config.Provider is required", "Config.Storage is required"}},
 		{"no storage", service.Config{Provider: sb}, []string{"Config.Storage is required"}},
 		{"call timeout too long", service.Config{CallTimeout: time.Hour, Provider: sb, Storage: db}, []string{"Config.CallTimeout"}},
+		{"answer deadline within the server's write time-out", service.Config{AnswerTimeout: 26 * time.Second, Provider: sb, Storage: db},
+			[]string{"Config.AnswerTimeout is 26s; it must be positive and at most 25s"}},
 		{"negative interval", service.Config{ReconcileInterval: -time.Second, Provider: sb, Storage: db}, []string{"Config.ReconcileInterval"}},
 		{"lease within the attempt", service.Config{Provider: sb, Storage: db,
 			Dispatcher: events.DispatcherConfig{AttemptTimeout: time.Minute, Lease: 30 * time.Second}},

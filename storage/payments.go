@@ -101,6 +101,10 @@ type PaymentQueries interface {
 	// AttemptCheckListDue returns at most limit checks of every store
 	// whose CheckAt is at or before now, earliest first.
 	AttemptCheckListDue(ctx context.Context, now time.Time, limit int) ([]*AttemptCheck, error)
+	// AttemptCheckGet returns the check of an attempt, of any store, or
+	// ErrNotFound. It serves the provider's notifications about a charge
+	// whose attempt is closed (a void that failed after it held).
+	AttemptCheckGet(ctx context.Context, attemptID string) (*AttemptCheck, error)
 	// AttemptCheckReschedule moves a check to checkAt and records that it
 	// was made once more (Checks). ErrNotFound when there is no such check.
 	AttemptCheckReschedule(ctx context.Context, attemptID string, checkAt time.Time, checks int) error

@@ -21,6 +21,11 @@ type RefundQueries interface {
 	// RefundGetByIntent returns the refund of a store's payment intent, or
 	// ErrNotFound.
 	RefundGetByIntent(ctx context.Context, storeID, paymentIntentID string) (*keelpay.Refund, error)
+	// RefundGetByAttempt returns the refund whose last send has this
+	// attempt id, of any store, or ErrNotFound. It serves the provider's
+	// refund notifications, which name only the merchant and the send's
+	// attempt id.
+	RefundGetByAttempt(ctx context.Context, attemptID string) (*keelpay.Refund, error)
 	// RefundUpdate writes r (every field but ID, StoreID, PaymentIntentID
 	// and CreatedAt) when the stored version is still expectedVersion, and
 	// sets r.Version to expectedVersion+1. ErrConflict when the version

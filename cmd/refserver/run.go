@@ -350,7 +350,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// the resulting webhooks follow at once.
 		mux.Handle("/sandbox/clock", withRequestID(sandboxClock(clock, log, func(ctx context.Context) error {
 			defer svc.Dispatcher().Notify()
-			return errors.Join(pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx), svc.Purge(ctx))
+			var settled error
+			if sb != nil {
+				// The sandbox's own due changes first (a refund that
+				// fails later), with their notifications.
+				settled = sb.Settle(ctx)
+			}
+			return errors.Join(settled, pay.Expire(ctx), pay.Reconcile(ctx), ref.Reconcile(ctx), svc.Purge(ctx))
 		})))
 		sbx := &sandboxAPI{webhookFaults: faults, log: log, stores: svc.Stores(),
 			trigger: &trigger{clock: clock, events: svc.Events(), payments: pay, refunds: ref}}
@@ -378,6 +384,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Warn("background work did not stop in time", slog.Any("error", err))
 		}
 	}()
+	if sb != nil {
+		// The sandbox has no time of its own: what became due on its
+		// clock (a refund or a void that fails later) happens when it is
+		// settled, here as often as the reconciler runs, and with every
+		// move of the sandbox clock.
+		settleCtx, stopSettle := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopSettle()
+		go func() {
+			t := time.NewTicker(service.ReconcileIntervalDefault)
+			defer t.Stop()
+			for {
+				select {
+				case <-settleCtx.Done():
+					return
+				case <-t.C:
+					if err := sb.Settle(settleCtx); err != nil {
+						log.Warn("sandbox: settle what became due", slog.Any("error", err))
+					}
+				}
+			}
+		}()
+	}
 	srv := httpapi.NewServer(mux, log)
 	if cfg.pprofAddr != "" {
 		stopProfiles, err := serveProfiles(cfg.pprofAddr, stdout, log)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -41,6 +42,7 @@ func (s *Sandbox) Stats() Stats {
 
 // ReadStats is [Sandbox.Stats] with the error of the sandbox's database.
 func (s *Sandbox) ReadStats() (Stats, error) {
+	defer s.sendLater(context.Background())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Stats{ChargesByAttempt: map[string]int{}, RefundsByAttempt: map[string]int{}, VoidedByAttempt: map[string]int{}}

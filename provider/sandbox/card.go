@@ -45,6 +45,17 @@ const (
 	CardCurrencyMismatch = "4000000000000325"
 	// CardAmountMismatch succeeds with one minor unit more.
 	CardAmountMismatch = "4000000000000333"
+	// CardAmountMismatchVoidPending succeeds with one minor unit more, and
+	// its void stays pending at the provider for [ResolveAfter] after it
+	// was first asked for: until then Void is [provider.KindOutcomeUnknown]
+	// and the charge is not Voided.
+	CardAmountMismatchVoidPending = "4000000000000358"
+	// CardAmountMismatchVoidFailsLater succeeds with one minor unit more;
+	// its first void holds and fails [ResolveAfter] later (the money is
+	// charged again, the charge no longer Voided), and the sandbox then
+	// calls the function set with [Sandbox.SetNotifier] with the charge's
+	// attempt id. A void made again holds for good.
+	CardAmountMismatchVoidFailsLater = "4000000000000366"
 	// CardNoOrderID succeeds without an order id.
 	CardNoOrderID = "4000000000000408"
 	// CardRefundRejected succeeds; refunds fail with refund_rejected.
@@ -56,6 +67,12 @@ const (
 	CardRefundOutcomeUnknown = "4000000000005142"
 	// CardRefundProviderError succeeds; refunds fail with provider_error.
 	CardRefundProviderError = "4000000000005159"
+	// CardRefundFailsLater succeeds; a refund succeeds, then fails
+	// (refund_rejected) [ResolveAfter] later, as Stripe's refund.failed:
+	// the sandbox then calls the function set with
+	// [Sandbox.SetRefundNotifier]. A refund sent again succeeds and fails
+	// later the same way.
+	CardRefundFailsLater = "4000000000005167"
 )
 
 // behavior is what a test card does, by name: the sandbox stores it instead
@@ -75,11 +92,14 @@ const (
 	unavailable         behavior = "unavailable"
 	currencyMismatch    behavior = "currency_mismatch"
 	amountMismatch      behavior = "amount_mismatch"
+	voidPending         behavior = "amount_mismatch_void_pending"
+	voidFailsLater      behavior = "amount_mismatch_void_fails_later"
 	noOrderID           behavior = "no_order_id"
 	refundRejected      behavior = "refund_rejected"
 	refundOrderNotFound behavior = "refund_order_not_found"
 	refundUnknown       behavior = "refund_unknown"
 	refundProviderError behavior = "refund_provider_error"
+	refundFailsLater    behavior = "refund_fails_later"
 )
 
 // behaviorOf returns what the card number does: any number that is not a
@@ -89,22 +109,25 @@ func behaviorOf(number string) behavior {
 }
 
 var testCards = map[string]behavior{
-	CardThreeDSecure:           threeDSecure,
-	CardDeclined:               declined,
-	CardInsufficientFunds:      insufficientFunds,
-	CardRejected:               rejected,
-	CardBillingRequired:        billingRequired,
-	CardProviderError:          providerError,
-	CardOutcomeUnknown:         unknownSucceeds,
-	CardOutcomeUnknownDeclined: unknownDeclined,
-	CardUnavailable:            unavailable,
-	CardCurrencyMismatch:       currencyMismatch,
-	CardAmountMismatch:         amountMismatch,
-	CardNoOrderID:              noOrderID,
-	CardRefundRejected:         refundRejected,
-	CardRefundOrderNotFound:    refundOrderNotFound,
-	CardRefundOutcomeUnknown:   refundUnknown,
-	CardRefundProviderError:    refundProviderError,
+	CardThreeDSecure:                 threeDSecure,
+	CardDeclined:                     declined,
+	CardInsufficientFunds:            insufficientFunds,
+	CardRejected:                     rejected,
+	CardBillingRequired:              billingRequired,
+	CardProviderError:                providerError,
+	CardOutcomeUnknown:               unknownSucceeds,
+	CardOutcomeUnknownDeclined:       unknownDeclined,
+	CardUnavailable:                  unavailable,
+	CardCurrencyMismatch:             currencyMismatch,
+	CardAmountMismatch:               amountMismatch,
+	CardAmountMismatchVoidPending:    voidPending,
+	CardAmountMismatchVoidFailsLater: voidFailsLater,
+	CardNoOrderID:                    noOrderID,
+	CardRefundRejected:               refundRejected,
+	CardRefundOrderNotFound:          refundOrderNotFound,
+	CardRefundOutcomeUnknown:         refundUnknown,
+	CardRefundProviderError:          refundProviderError,
+	CardRefundFailsLater:             refundFailsLater,
 }
 
 // card is a tokenised card. The sandbox keeps what the card does, not its

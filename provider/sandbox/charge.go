@@ -24,6 +24,10 @@ type charge struct {
 	// refundAttemptID is the refund send that returned or is returning
 	// the money.
 	refundAttemptID string
+	// voidPending: a void was asked for and holds at deadline.
+	// voidFailsLater: the void holds until deadline, then fails.
+	// voidFailed: a void of it failed once; the next one holds.
+	voidPending, voidFailsLater, voidFailed bool
 }
 
 // Charge charges a saved or a new card once per merchant and attempt id; a
@@ -173,7 +177,7 @@ func (s *Sandbox) succeed(c *charge) {
 		} else {
 			c.res.Currency = "EUR"
 		}
-	case amountMismatch:
+	case amountMismatch, voidPending, voidFailsLater:
 		c.res.Amount++
 	}
 	c.made++
@@ -186,6 +190,13 @@ func (s *Sandbox) settleCharge(c *charge, now time.Time) bool {
 		return false
 	}
 	switch {
+	case c.voidPending:
+		c.res.Voided, c.voidPending = true, false
+	case c.voidFailsLater:
+		// The void failed: the money is charged again. The service is
+		// told (sendLater).
+		c.res.Voided, c.voidFailsLater, c.voidFailed = false, false, true
+		s.laterCharges = append(s.laterCharges, c.key)
 	case c.res.Status == provider.ChargeRequiresAction:
 		c.fail(provider.FailureAuthenticationExpired, "", "3D Secure was not answered in time.")
 	case c.res.Status == provider.ChargePending && c.card.behavior == unknownSucceeds:
@@ -218,7 +229,8 @@ func (s *Sandbox) chargeResult(c *charge) *provider.ChargeResult {
 // LookupCharge returns the outcome of the attempt: [provider.ChargePending]
 // until an unknown outcome resolves, [provider.ChargeRequiresAction] while a
 // challenge is open.
-func (s *Sandbox) LookupCharge(_ context.Context, merchantID, attemptID string) (*provider.ChargeResult, error) {
+func (s *Sandbox) LookupCharge(ctx context.Context, merchantID, attemptID string) (*provider.ChargeResult, error) {
+	defer s.sendLater(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refuseLookup(); err != nil {
@@ -254,13 +266,19 @@ func (s *Sandbox) settledCharge(key attempt) (*charge, error) {
 // authentication_failed; a pending outcome is voided as soon as it resolves
 // as succeeded. A failed charge is left as it is. Voiding again does
 // nothing.
-func (s *Sandbox) Void(_ context.Context, merchantID, attemptID string) error {
+//
+// It returns nil only once the void holds: the void of
+// [CardAmountMismatchVoidPending] is [provider.KindOutcomeUnknown] until
+// it holds, [ResolveAfter] after it was first asked for.
+func (s *Sandbox) Void(ctx context.Context, merchantID, attemptID string) error {
+	defer s.sendLater(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refuseWork(); err != nil {
 		return err
 	}
-	return s.inTx(func(t tx) error {
+	var pending bool
+	err := s.inTx(func(t tx) error {
 		c, err := t.charge(attempt{merchantID, attemptID})
 		if err != nil {
 			return err
@@ -268,15 +286,30 @@ func (s *Sandbox) Void(_ context.Context, merchantID, attemptID string) error {
 		if c == nil {
 			return provider.ErrUnknownAttempt
 		}
-		settled := s.settleCharge(c, s.clock.Now())
-		if !c.res.Voided && c.res.Status != provider.ChargeFailed {
+		now := s.clock.Now()
+		settled := s.settleCharge(c, now)
+		switch {
+		case c.voidPending:
+			pending = true
+		case !c.res.Voided && c.res.Status != provider.ChargeFailed:
 			if c.res.Status == provider.ChargeRequiresAction {
 				c.fail(provider.FailureAuthenticationFailed, "", "The charge was canceled before 3D Secure was answered.")
 			}
-			c.res.Voided = true
-		} else if !settled {
+			switch {
+			case c.card != nil && c.card.behavior == voidPending && c.made > 0:
+				c.voidPending, c.deadline, pending = true, now.Add(ResolveAfter), true
+			case c.card != nil && c.card.behavior == voidFailsLater && c.made > 0 && !c.voidFailed:
+				c.res.Voided, c.voidFailsLater, c.deadline = true, true, now.Add(ResolveAfter)
+			default:
+				c.res.Voided = true
+			}
+		case !settled:
 			return nil
 		}
 		return t.saveCharge(c)
 	})
+	if err == nil && pending {
+		return outcomeUnknown("the void is pending")
+	}
+	return err
 }

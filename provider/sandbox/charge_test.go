@@ -1,10 +1,12 @@
 package sandbox_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -479,4 +481,50 @@ func TestSavedCardChargedAgainKeepsItsMerchantAndBehaviour(t *testing.T) {
 	require.Equal(t, provider.ChargeFailed, got.Status)
 	require.Equal(t, provider.FailureInvalidRequest, got.Failure.Code)
 	require.Zero(t, b.sb.Charges())
+}
+
+// TestVoidsThatDoNotHold: Void returns nil only once the void holds.
+func TestVoidsThatDoNotHold(t *testing.T) {
+	t.Parallel()
+	t.Run("pending", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		res := b.succeeded(t, "att_1", sandbox.CardAmountMismatchVoidPending)
+		require.EqualValues(t, 1235, res.Amount, "one minor unit more than asked")
+		requireKind(t, provider.KindOutcomeUnknown, b.sb.Void(b.ctx, merchant, "att_1"))
+		b.clock.Advance(sandbox.ResolveAfter - time.Second)
+		requireKind(t, provider.KindOutcomeUnknown, b.sb.Void(b.ctx, merchant, "att_1"))
+		looked, err := b.sb.LookupCharge(b.ctx, merchant, "att_1")
+		require.NoError(t, err)
+		require.False(t, looked.Voided, "pending: the money is still charged")
+		require.Zero(t, b.sb.Voids())
+		b.clock.Advance(time.Second)
+		require.NoError(t, b.sb.Void(b.ctx, merchant, "att_1"))
+		looked, err = b.sb.LookupCharge(b.ctx, merchant, "att_1")
+		require.NoError(t, err)
+		require.True(t, looked.Voided)
+		require.Equal(t, 1, b.sb.Voids())
+	})
+	t.Run("fails later", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var notified []string
+		b.sb.SetNotifier(func(_ context.Context, _, attemptID string) { notified = append(notified, attemptID) })
+		b.succeeded(t, "att_1", sandbox.CardAmountMismatchVoidFailsLater)
+		require.NoError(t, b.sb.Void(b.ctx, merchant, "att_1"))
+		require.Equal(t, 1, b.sb.Voids())
+		b.clock.Advance(sandbox.ResolveAfter)
+		require.NoError(t, b.sb.Settle(b.ctx))
+		require.Equal(t, []string{"att_1"}, notified)
+		looked, err := b.sb.LookupCharge(b.ctx, merchant, "att_1")
+		require.NoError(t, err)
+		require.Equal(t, provider.ChargeSucceeded, looked.Status)
+		require.False(t, looked.Voided, "the void failed: the money is charged again")
+		require.Zero(t, b.sb.Voids())
+		require.NoError(t, b.sb.Void(b.ctx, merchant, "att_1"), "a void made again holds")
+		b.clock.Advance(time.Hour)
+		require.NoError(t, b.sb.Settle(b.ctx))
+		require.Equal(t, 1, b.sb.Voids())
+		require.Len(t, notified, 1)
+	})
 }

@@ -84,6 +84,22 @@
 // [Sandbox.SetNotifier]; the service then looks the charge up. Unknown
 // outcomes do not notify: the service polls for them.
 //
+// # Refunds that fail later
+//
+// A refund of [CardRefundFailsLater] succeeds and fails [ResolveAfter]
+// later. The sandbox finds that on its clock when [Sandbox.Settle] (or a
+// call that settles due outcomes) runs, and then calls the function set
+// with [Sandbox.SetRefundNotifier] with the refund send's attempt id.
+//
+// # Voids that do not hold
+//
+// [Sandbox.Void] returns nil only once the void holds. The void of
+// [CardAmountMismatchVoidPending] stays pending ([provider.KindOutcomeUnknown])
+// for [ResolveAfter]; the first void of [CardAmountMismatchVoidFailsLater]
+// holds and fails [ResolveAfter] later, found by [Sandbox.Settle], which
+// then calls the [provider.NotifyFunc] set with [Sandbox.SetNotifier] with
+// the charge's attempt id.
+//
 // # Webhook faults
 //
 // [WebhookFaults] makes a store's webhook deliveries misbehave on purpose

@@ -11,8 +11,10 @@ import (
 type refund struct {
 	key      attempt
 	res      provider.RefundResult
-	deadline time.Time // when a pending outcome resolves
-	paid     int       // times this send paid out: 0 or 1
+	deadline time.Time // when a pending outcome resolves, or a paid one fails (failsLater)
+	paid     int       // times this send paid out, and kept: 0 or 1
+	// failsLater: the send succeeded and fails at deadline.
+	failsLater bool
 }
 
 // Refund returns the whole amount of a succeeded charge once per merchant and
@@ -22,7 +24,8 @@ type refund struct {
 // refund per charge pays out: a later send for a charge already refunded, or
 // whose refund is still pending, is refund_rejected, so look a pending send
 // up before sending again.
-func (s *Sandbox) Refund(_ context.Context, r provider.RefundRequest) (*provider.RefundResult, error) {
+func (s *Sandbox) Refund(ctx context.Context, r provider.RefundRequest) (*provider.RefundResult, error) {
+	defer s.sendLater(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refuseWork(); err != nil {
@@ -93,7 +96,7 @@ func (s *Sandbox) newRefund(t tx, key attempt, r provider.RefundRequest, now tim
 		return rf.fail(provider.FailureRefundRejected, "The charge was voided."), nil
 	case earlier != nil && earlier.res.Status == provider.RefundSucceeded:
 		return rf.fail(provider.FailureRefundRejected, "The charge was already refunded."), nil
-	case earlier != nil:
+	case earlier != nil && earlier.res.Status == provider.RefundPending:
 		return rf.fail(provider.FailureRefundRejected, "A refund of this charge is in progress."), nil
 	case r.Amount != c.res.Amount || r.Currency != c.res.Currency:
 		return rf.fail(provider.FailureRefundRejected, "A refund must be for the whole amount of the charge."), nil
@@ -112,6 +115,9 @@ func (s *Sandbox) newRefund(t tx, key attempt, r provider.RefundRequest, now tim
 		return rf, nil
 	}
 	s.payOut(rf)
+	if c.card.behavior == refundFailsLater {
+		rf.failsLater, rf.deadline = true, now.Add(ResolveAfter)
+	}
 	return rf, nil
 }
 
@@ -128,14 +134,68 @@ func (s *Sandbox) payOut(rf *refund) {
 	rf.paid++
 }
 
-// settleRefund resolves a pending refund once its deadline has passed, and
-// reports whether it did.
+// settleRefund resolves a pending refund once its deadline has passed, or
+// fails a paid one that fails later (the money goes back to the merchant),
+// and reports whether it did. A refund that failed later is queued for the
+// refund notifier (sendLater).
 func (s *Sandbox) settleRefund(rf *refund, now time.Time) bool {
-	if rf.res.Status == provider.RefundPending && !now.Before(rf.deadline) {
+	switch {
+	case now.Before(rf.deadline):
+		return false
+	case rf.res.Status == provider.RefundPending:
 		s.payOut(rf)
+		return true
+	case rf.failsLater && rf.res.Status == provider.RefundSucceeded:
+		rf.fail(provider.FailureRefundRejected, "The refund failed: the customer's bank returned it.")
+		rf.paid, rf.failsLater = 0, false
+		s.later = append(s.later, rf.key)
 		return true
 	}
 	return false
+}
+
+// SetRefundNotifier registers the function called when a refund the
+// sandbox reported succeeded fails later ([CardRefundFailsLater]), with
+// the refund send's attempt id. It is called outside the sandbox's lock,
+// once the failure is found on the clock: by [Sandbox.Settle], or by any
+// call that settles due outcomes (LookupRefund, Refund, the counts). The
+// notifications waiting are kept in memory only.
+func (s *Sandbox) SetRefundNotifier(f provider.NotifyFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refundNotify = f
+}
+
+// Settle brings every charge and refund that is due on the clock up to
+// it (unknown outcomes resolve, challenges expire, refunds fail later) and
+// then sends the notifications this causes. A real provider does this on
+// its own time; the sandbox, whose time is the clock, does it when asked:
+// keelpaytest's Kit.Advance and the reference server's clock do.
+func (s *Sandbox) Settle(ctx context.Context) error {
+	defer s.sendLater(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inTx(s.settleAll)
+}
+
+// sendLater calls the refund notifier for the refunds that failed later,
+// and the notifier for the charges whose void failed later, outside the
+// sandbox's lock (the service looks them up in the sandbox).
+func (s *Sandbox) sendLater(ctx context.Context) {
+	s.mu.Lock()
+	refunds, charges, fr, fc := s.later, s.laterCharges, s.refundNotify, s.notify
+	s.later, s.laterCharges = nil, nil
+	s.mu.Unlock()
+	for _, k := range refunds {
+		if fr != nil {
+			fr(context.WithoutCancel(ctx), k.merchantID, k.attemptID)
+		}
+	}
+	for _, k := range charges {
+		if fc != nil {
+			fc(context.WithoutCancel(ctx), k.merchantID, k.attemptID)
+		}
+	}
 }
 
 // result returns a copy of the outcome that the caller may keep.
@@ -150,7 +210,8 @@ func (rf *refund) result() *provider.RefundResult {
 
 // LookupRefund returns the outcome of the refund send:
 // [provider.RefundPending] until an unknown outcome resolves.
-func (s *Sandbox) LookupRefund(_ context.Context, merchantID, attemptID string) (*provider.RefundResult, error) {
+func (s *Sandbox) LookupRefund(ctx context.Context, merchantID, attemptID string) (*provider.RefundResult, error) {
+	defer s.sendLater(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refuseLookup(); err != nil {

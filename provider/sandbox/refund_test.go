@@ -1,6 +1,9 @@
 package sandbox_test
 
 import (
+	"context"
+	"time"
+
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -161,4 +164,46 @@ func TestRefundRefusals(t *testing.T) {
 
 	_, err = b.sb.LookupRefund(b.ctx, merchant, "ref_never")
 	require.ErrorIs(t, err, provider.ErrUnknownAttempt)
+}
+
+// TestRefundThatFailsLater: CardRefundFailsLater's refund succeeds, fails
+// ResolveAfter later (found on the clock by Settle or a look-up), notifies
+// the refund notifier once, and a refund sent again pays out.
+func TestRefundThatFailsLater(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var notified []string
+	b.sb.SetRefundNotifier(func(_ context.Context, merchantID, attemptID string) {
+		require.Equal(t, merchant, merchantID)
+		notified = append(notified, attemptID)
+	})
+	charge := b.succeeded(t, "att_1", sandbox.CardRefundFailsLater)
+	got, err := b.refundOf("ref_1", "att_1", charge)
+	require.NoError(t, err)
+	require.Equal(t, provider.RefundSucceeded, got.Status)
+	require.Equal(t, 1, b.sb.Refunds())
+
+	b.clock.Advance(sandbox.ResolveAfter - time.Second)
+	require.NoError(t, b.sb.Settle(b.ctx))
+	require.Empty(t, notified)
+	looked, err := b.sb.LookupRefund(b.ctx, merchant, "ref_1")
+	require.NoError(t, err)
+	require.Equal(t, provider.RefundSucceeded, looked.Status)
+
+	b.clock.Advance(time.Second)
+	require.NoError(t, b.sb.Settle(b.ctx))
+	require.Equal(t, []string{"ref_1"}, notified)
+	looked, err = b.sb.LookupRefund(b.ctx, merchant, "ref_1")
+	require.NoError(t, err)
+	require.Equal(t, provider.RefundFailed, looked.Status)
+	require.Equal(t, provider.FailureRefundRejected, looked.Failure.Code)
+	require.NotEmpty(t, looked.Failure.Message)
+	require.Zero(t, b.sb.Refunds(), "the money went back to the merchant")
+	require.NoError(t, b.sb.Settle(b.ctx))
+	require.Len(t, notified, 1, "notified once")
+
+	again, err := b.refundOf("ref_2", "att_1", charge)
+	require.NoError(t, err)
+	require.Equal(t, provider.RefundSucceeded, again.Status, "%+v", again.Failure)
+	require.Equal(t, 1, b.sb.Refunds())
 }

@@ -65,27 +65,32 @@ func (c Config) WithDefaults() Config {
 const IdleTimeDefault = 15 * time.Second
 
 // Sandbox is an in-process payment provider. It implements
-// [provider.Provider], [provider.Notifier] and [provider.BrowserCapture] and
-// is safe for concurrent use.
+// [provider.Provider], [provider.Notifier], [provider.RefundNotifier] and
+// [provider.BrowserCapture], and is safe for concurrent use.
 type Sandbox struct {
 	clock keelpay.Clock
 
 	// mu serialises the sandbox's work: each call reads and changes its
 	// database in one transaction under mu.
-	mu            sync.Mutex
-	db            *sql.DB
-	stmts         map[string]*sql.Stmt // prepared once, see prepare
-	cards         map[string]*card     // saved cards read before, by token (see savedCard)
-	baseURL       string
-	notify        provider.NotifyFunc
-	apps          map[string]AppBehavior // SetApplication, by client id
-	unavailable   bool
-	accessPending bool
+	mu           sync.Mutex
+	db           *sql.DB
+	stmts        map[string]*sql.Stmt // prepared once, see prepare
+	cards        map[string]*card     // saved cards read before, by token (see savedCard)
+	baseURL      string
+	notify       provider.NotifyFunc
+	refundNotify provider.NotifyFunc
+	// later are the refund sends that failed later, for refundNotify;
+	// laterCharges the charges whose void failed later, for notify.
+	later, laterCharges []attempt
+	apps                map[string]AppBehavior // SetApplication, by client id
+	unavailable         bool
+	accessPending       bool
 }
 
 var (
-	_ provider.Provider = (*Sandbox)(nil)
-	_ provider.Notifier = (*Sandbox)(nil)
+	_ provider.Provider       = (*Sandbox)(nil)
+	_ provider.Notifier       = (*Sandbox)(nil)
+	_ provider.RefundNotifier = (*Sandbox)(nil)
 )
 
 // attempt is an idempotency key: attempt ids are unique per merchant.
@@ -203,6 +208,7 @@ func (s *Sandbox) Refunds() int {
 // countOf settles what is due and returns the count query answers, 0 if
 // the database fails.
 func (s *Sandbox) countOf(query string, args ...any) int {
+	defer s.sendLater(context.Background())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var n int

@@ -293,10 +293,19 @@ func (t tx) paymentMethod(id string) (*card, error) {
 	return c, dbErr(err)
 }
 
+// chargeRow is a charge's result column: the outcome, and the state of a
+// void that does not hold at once (absent in files written before).
+type chargeRow struct {
+	provider.ChargeResult
+	VoidPending    bool `json:"void_pending,omitempty"`
+	VoidFailsLater bool `json:"void_fails_later,omitempty"`
+	VoidFailed     bool `json:"void_failed,omitempty"`
+}
+
 func (t tx) saveCharge(c *charge) error {
 	res := c.res
 	res.ActionURL = "" // follows the base URL
-	body, err := json.Marshal(res)
+	body, err := json.Marshal(chargeRow{ChargeResult: res, VoidPending: c.voidPending, VoidFailsLater: c.voidFailsLater, VoidFailed: c.voidFailed})
 	if err != nil {
 		return err
 	}
@@ -304,7 +313,7 @@ func (t tx) saveCharge(c *charge) error {
 	if c.card != nil {
 		token = c.card.saved.Token
 	}
-	open := c.res.Status == provider.ChargePending || c.res.Status == provider.ChargeRequiresAction
+	open := c.res.Status == provider.ChargePending || c.res.Status == provider.ChargeRequiresAction || c.voidPending || c.voidFailsLater
 	_, err = t.ExecContext(t.ctx, qSaveCharge,
 		c.key.merchantID, c.key.attemptID, nullString(token), nullString(c.challengeID), boolInt(open),
 		nanos(c.deadline), c.made, boolInt(c.res.Voided), nullString(c.refundAttemptID), string(body))
@@ -335,9 +344,11 @@ func (t tx) scanCharge(row interface{ Scan(...any) error }) (*charge, error) {
 	}
 	c.challengeID, c.refundAttemptID = challengeID.String, refundID.String
 	c.deadline = fromNanos(deadline)
-	if err := json.Unmarshal([]byte(body), &c.res); err != nil {
+	var stored chargeRow
+	if err := json.Unmarshal([]byte(body), &stored); err != nil {
 		return nil, dbErr(err)
 	}
+	c.res, c.voidPending, c.voidFailsLater, c.voidFailed = stored.ChargeResult, stored.VoidPending, stored.VoidFailsLater, stored.VoidFailed
 	if token.Valid {
 		if c.card, err = t.card(token.String); err != nil {
 			return nil, err
@@ -373,13 +384,21 @@ func (t tx) keys(query string, args ...any) ([]attempt, error) {
 	return keys, dbErr(rows.Err())
 }
 
+// refundRow is a refund's result column: the outcome, and whether a paid
+// send fails later (absent in files written before that existed).
+type refundRow struct {
+	provider.RefundResult
+	FailsLater bool `json:"fails_later,omitempty"`
+}
+
 func (t tx) saveRefund(rf *refund) error {
-	body, err := json.Marshal(rf.res)
+	body, err := json.Marshal(refundRow{RefundResult: rf.res, FailsLater: rf.failsLater})
 	if err != nil {
 		return err
 	}
+	open := rf.res.Status == provider.RefundPending || rf.failsLater
 	_, err = t.ExecContext(t.ctx, qSaveRefund,
-		rf.key.merchantID, rf.key.attemptID, boolInt(rf.res.Status == provider.RefundPending), nanos(rf.deadline), rf.paid, string(body))
+		rf.key.merchantID, rf.key.attemptID, boolInt(open), nanos(rf.deadline), rf.paid, string(body))
 	return dbErr(err)
 }
 
@@ -396,9 +415,11 @@ func (t tx) refund(key attempt) (*refund, error) {
 		return nil, dbErr(err)
 	}
 	rf.deadline = fromNanos(deadline)
-	if err := json.Unmarshal([]byte(body), &rf.res); err != nil {
+	var row refundRow
+	if err := json.Unmarshal([]byte(body), &row); err != nil {
 		return nil, dbErr(err)
 	}
+	rf.res, rf.failsLater = row.RefundResult, row.FailsLater
 	return rf, nil
 }
 

@@ -77,8 +77,16 @@ func testAttemptChecks(t *testing.T, newStorage NewStorage) {
 		require.Equal(t, 1, due[0].Checks)
 		require.True(t, due[0].CheckAt.Equal(t0.Add(15*time.Minute)))
 
+		got, err := db.AttemptCheckGet(ctx, c.AttemptID)
+		require.NoError(t, err)
+		want := *c
+		want.CheckAt, want.Checks = t0.Add(15*time.Minute), 1
+		require.Empty(t, cmp.Diff(&want, got))
+
 		require.NoError(t, db.AttemptCheckDelete(ctx, c.AttemptID))
 		require.NoError(t, db.AttemptCheckDelete(ctx, c.AttemptID), "deleting what is gone changes nothing")
+		_, err = db.AttemptCheckGet(ctx, c.AttemptID)
+		require.ErrorIs(t, err, storage.ErrNotFound)
 		due, err = db.AttemptCheckListDue(ctx, t0.Add(48*time.Hour), 10)
 		require.NoError(t, err)
 		require.Empty(t, due)

@@ -45,8 +45,9 @@ func testRefunds(t *testing.T, newStorage NewStorage) {
 		r := NewRefundRecord(s.ID, "pi_1", t0)
 		require.NoError(t, db.RefundInsert(ctx, r))
 		for name, get := range map[string]func() (*keelpay.Refund, error){
-			"id":     func() (*keelpay.Refund, error) { return db.RefundGet(ctx, s.ID, r.ID) },
-			"intent": func() (*keelpay.Refund, error) { return db.RefundGetByIntent(ctx, s.ID, "pi_1") },
+			"id":      func() (*keelpay.Refund, error) { return db.RefundGet(ctx, s.ID, r.ID) },
+			"intent":  func() (*keelpay.Refund, error) { return db.RefundGetByIntent(ctx, s.ID, "pi_1") },
+			"attempt": func() (*keelpay.Refund, error) { return db.RefundGetByAttempt(ctx, r.AttemptID) },
 		} {
 			got, err := get()
 			require.NoError(t, err, name)
@@ -69,6 +70,18 @@ func testRefunds(t *testing.T, newStorage NewStorage) {
 		if diff := cmp.Diff(&failed, got); diff != "" {
 			t.Errorf("after update (-want +got):\n%s", diff)
 		}
+
+		// A send again with a new attempt id is found by that id only.
+		resent := failed
+		resent.Status, resent.AttemptID, resent.Attempts = keelpay.RefundPending, keelpay.NewID("rfatt_"), 2
+		require.NoError(t, db.RefundUpdate(ctx, &resent, failed.Version))
+		got, err = db.RefundGetByAttempt(ctx, resent.AttemptID)
+		require.NoError(t, err)
+		require.Equal(t, r.ID, got.ID)
+		_, err = db.RefundGetByAttempt(ctx, r.AttemptID)
+		require.ErrorIs(t, err, storage.ErrNotFound, "the earlier send's attempt id")
+		_, err = db.RefundGetByAttempt(ctx, "rfatt_missing")
+		require.ErrorIs(t, err, storage.ErrNotFound)
 
 		stale := *r
 		require.ErrorIs(t, db.RefundUpdate(ctx, &stale, 1), storage.ErrConflict)

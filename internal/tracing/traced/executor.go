@@ -279,6 +279,13 @@ func (x executor) AttemptCheckReschedule(ctx context.Context, attemptID string, 
 	return err
 }
 
+func (x executor) AttemptCheckGet(ctx context.Context, attemptID string) (*storage.AttemptCheck, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.AttemptCheckGet")
+	r0, err := x.Executor.AttemptCheckGet(ctx, attemptID)
+	endStorage(span, err)
+	return r0, err
+}
+
 func (x executor) AttemptCheckDelete(ctx context.Context, attemptID string) error {
 	ctx, span := x.tracer.Start(ctx, "storage.AttemptCheckDelete")
 	err := x.Executor.AttemptCheckDelete(ctx, attemptID)
@@ -303,6 +310,13 @@ func (x executor) RefundGet(ctx context.Context, storeID, id string) (*keelpay.R
 func (x executor) RefundGetByIntent(ctx context.Context, storeID, paymentIntentID string) (*keelpay.Refund, error) {
 	ctx, span := x.tracer.Start(ctx, "storage.RefundGetByIntent")
 	r0, err := x.Executor.RefundGetByIntent(ctx, storeID, paymentIntentID)
+	endStorage(span, err)
+	return r0, err
+}
+
+func (x executor) RefundGetByAttempt(ctx context.Context, attemptID string) (*keelpay.Refund, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.RefundGetByAttempt")
+	r0, err := x.Executor.RefundGetByAttempt(ctx, attemptID)
 	endStorage(span, err)
 	return r0, err
 }

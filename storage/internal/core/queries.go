@@ -65,6 +65,8 @@ type SQL struct {
 	AttemptCheckInsert string
 	// AttemptCheckListDue: now, limit.
 	AttemptCheckListDue string
+	// AttemptCheckGet: attempt_id.
+	AttemptCheckGet string
 	// AttemptCheckReschedule: attempt_id, check_at, checks.
 	AttemptCheckReschedule string
 	// AttemptCheckDelete: attempt_id.
@@ -73,8 +75,8 @@ type SQL struct {
 	// RefundInsert: the values of RefundValues.
 	RefundInsert string
 	// RefundGet: store_id, id. RefundGetByIntent: store_id,
-	// payment_intent_id.
-	RefundGet, RefundGetByIntent string
+	// payment_intent_id. RefundGetByAttempt: attempt_id.
+	RefundGet, RefundGetByIntent, RefundGetByAttempt string
 	// RefundUpdate (Versioned with RefundExistsForUpdate): amount,
 	// currency, reason, metadata, status, attempts, attempt_id,
 	// last_sent_at, last_error, reconcile_at, reconcile_count,
@@ -486,6 +488,11 @@ func (q *Queries) AttemptCheckListDue(ctx context.Context, now time.Time, limit 
 	return Collect(q.D, rows, err, q.ScanAttemptCheck)
 }
 
+// AttemptCheckGet implements storage.Executor.
+func (q *Queries) AttemptCheckGet(ctx context.Context, attemptID string) (*storage.AttemptCheck, error) {
+	return q.ScanAttemptCheck(q.R.QueryRow(ctx, q.SQL.AttemptCheckGet, attemptID))
+}
+
 // AttemptCheckReschedule implements storage.Executor.
 func (q *Queries) AttemptCheckReschedule(ctx context.Context, attemptID string, checkAt time.Time, checks int) error {
 	return q.execOne(ctx, q.SQL.AttemptCheckReschedule, attemptID, q.D.Time(checkAt), checks)
@@ -515,6 +522,11 @@ func (q *Queries) RefundGet(ctx context.Context, storeID, id string) (*keelpay.R
 // RefundGetByIntent implements storage.Executor.
 func (q *Queries) RefundGetByIntent(ctx context.Context, storeID, paymentIntentID string) (*keelpay.Refund, error) {
 	return q.ScanRefund(q.R.QueryRow(ctx, q.SQL.RefundGetByIntent, storeID, paymentIntentID))
+}
+
+// RefundGetByAttempt implements storage.Executor.
+func (q *Queries) RefundGetByAttempt(ctx context.Context, attemptID string) (*keelpay.Refund, error) {
+	return q.ScanRefund(q.R.QueryRow(ctx, q.SQL.RefundGetByAttempt, attemptID))
 }
 
 // RefundUpdate implements storage.Executor.

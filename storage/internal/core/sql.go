@@ -50,12 +50,14 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.AttemptCheckInsert, insert("attempt_checks", AttemptCheckColumns, 8)+` ON CONFLICT (attempt_id) DO NOTHING`)
 	set(&s.AttemptCheckListDue, `SELECT `+AttemptCheckColumns+` FROM attempt_checks
 		WHERE check_at <= `+p(1)+` ORDER BY check_at, attempt_id LIMIT `+p(2))
+	set(&s.AttemptCheckGet, `SELECT `+AttemptCheckColumns+` FROM attempt_checks WHERE attempt_id = `+p(1))
 	set(&s.AttemptCheckReschedule, `UPDATE attempt_checks SET check_at = `+p(2)+`, checks = `+p(3)+` WHERE attempt_id = `+p(1))
 	set(&s.AttemptCheckDelete, `DELETE FROM attempt_checks WHERE attempt_id = `+p(1))
 
 	set(&s.RefundInsert, insert("refunds", RefundColumns, 18))
 	set(&s.RefundGet, `SELECT `+RefundColumns+` FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2))
 	set(&s.RefundGetByIntent, `SELECT `+RefundColumns+` FROM refunds WHERE store_id = `+p(1)+` AND payment_intent_id = `+p(2))
+	set(&s.RefundGetByAttempt, `SELECT `+RefundColumns+` FROM refunds WHERE attempt_id = `+p(1))
 	set(&s.RefundExistsForUpdate, `SELECT 1 FROM refunds WHERE store_id = `+p(15)+` AND id = `+p(16))
 	set(&s.RefundDelete, `DELETE FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2)+` AND version = `+p(3))
 	set(&s.RefundExists, `SELECT 1 FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2))
