@@ -260,3 +260,75 @@ func TestMemorySeenForget(t *testing.T) {
 	require.True(t, seen("b"))
 	require.NoError(t, s.Forget(ctx, "never seen"))
 }
+
+// ContextWithProcessing's start is called, before ServeHTTP returns, only
+// for an event processed after the answer, and its end once fn returned.
+func TestContextWithProcessing(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	fnDone := make(chan string, 10)
+	v := newVerifier(t, secretA)
+	async := webhooks.NewAsyncHandler(v, func(_ context.Context, e webhooks.Event, _ []byte) {
+		<-release
+		fnDone <- e.ID
+	})
+	durable := webhooks.NewDurableHandler(v, func(context.Context, webhooks.Event, []byte) error { return nil })
+
+	type report struct {
+		started bool
+		ended   chan struct{}
+	}
+	// serve runs h on a real server whose requests carry the hook, and
+	// returns what the hook saw once ServeHTTP returned.
+	serveWithHook := func(h http.Handler, id string, signed bool) (int, *report) {
+		rep := &report{ended: make(chan struct{})}
+		returned := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer close(returned)
+			ctx := webhooks.ContextWithProcessing(r.Context(), func() func() {
+				rep.started = true
+				return func() { close(rep.ended) }
+			})
+			h.ServeHTTP(w, r.WithContext(ctx))
+		}))
+		defer srv.Close()
+		b := &handlerBundle{signer: newSigner(t, secretA), url: srv.URL, client: &http.Client{Timeout: 10 * time.Second}}
+		body := eventBody(id)
+		hdr := b.sign(id, body)
+		if !signed {
+			hdr.Set(webhooks.HeaderSignature, "v1,forged")
+		}
+		status, _ := b.send(t, http.MethodPost, hdr, bytes.NewReader(body))
+		within(t, returned)
+		return status, rep
+	}
+
+	status, rep := serveWithHook(async, "evt_1", true)
+	require.Equal(t, http.StatusNoContent, status)
+	require.True(t, rep.started, "start is called before ServeHTTP returns")
+	select {
+	case <-rep.ended:
+		t.Fatal("end was called before fn returned")
+	default:
+	}
+	close(release)
+	require.Equal(t, "evt_1", within(t, fnDone))
+	within(t, rep.ended)
+
+	for _, c := range []struct {
+		name   string
+		h      http.Handler
+		id     string
+		signed bool
+		status int
+	}{
+		{"a repeat", async, "evt_1", true, http.StatusNoContent},
+		{"a forged delivery", async, "evt_2", false, http.StatusBadRequest},
+		{"the durable handler", durable, "evt_3", true, http.StatusNoContent},
+	} {
+		status, rep := serveWithHook(c.h, c.id, c.signed)
+		require.Equal(t, c.status, status, c.name)
+		require.False(t, rep.started, "%s: nothing goes on after ServeHTTP", c.name)
+	}
+	require.NoError(t, async.Close(t.Context()))
+}
