@@ -19,7 +19,11 @@
 // signed, after the kit's receiver recorded it, at the path "/" unless
 // [WithWebhookPath] names the path the store's mux routes.
 // [Kit.RequireHandled] waits until that handler has finished with a
-// delivery. [Kit.Store] takes options: [WithCurrency], and
+// delivery: for a handler of package webhooks (NewHandler, NewAsyncHandler,
+// NewDurableHandler, behind the store's mux too), until the store's
+// function has returned, even when the handler answered 204 before calling
+// it; for any other handler, until it returned. What the function did can
+// be checked right after. [Kit.Store] takes options: [WithCurrency], and
 // [WithClientIDPart] for the sandbox applications that choose other
 // setup answers ([Kit.Setup] returns a setup's error).
 // [Store.PayWithNewCard] confirms with the publishable key and a new card,

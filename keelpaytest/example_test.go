@@ -2,6 +2,7 @@ package keelpaytest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -185,4 +187,40 @@ func (t *exampleT) finish() {
 	for _, dir := range t.dirs {
 		_ = os.RemoveAll(dir)
 	}
+}
+
+// A store's webhook handler, webhooks.NewHandler as the store mounts it,
+// tested against a whole keelpay: RequireHandled returns once the store's
+// function has returned, although the handler answered 204 before calling
+// it, so its effect is checked right after.
+func ExampleKit_RequireHandled() {
+	t := &exampleT{}
+	defer t.finish()
+
+	kp := keelpaytest.Start(t, keelpaytest.WithWebhookPath("/webhooks"))
+	store := kp.Store(t)
+	verifier, _ := webhooks.NewVerifier([]string{store.WebhookSecret})
+	var mu sync.Mutex
+	paid := map[string]bool{} // the store's orders
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks", webhooks.NewHandler(verifier, func(ctx context.Context, e webhooks.Event, body []byte) {
+		if e.Type != string(keelpay.EventPaymentIntentSucceeded) {
+			return
+		}
+		var pi struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(e.Data.Object, &pi)
+		mu.Lock()
+		paid[pi.ID] = true
+		mu.Unlock()
+	}))
+	kp.HandleWebhooks(mux)
+
+	pi := store.Pay(t, store.SaveCard(t, sandbox.CardVisa), 1999, "eur")
+	h := kp.RequireHandled(t, keelpay.EventPaymentIntentSucceeded, pi.ID)
+	mu.Lock()
+	fmt.Println(h.Status, paid[pi.ID])
+	mu.Unlock()
+	// Output: 204 true
 }

@@ -189,8 +189,10 @@ func Start(t T, opts ...Option) *Kit {
 // request as sent, body and signature headers included). Deliveries
 // arrive at the path of [WithWebhookPath], "/" by default: a mux that
 // routes only "POST /webhooks" needs WithWebhookPath("/webhooks").
-// [Kit.RequireHandled] waits until h has finished with a delivery. nil
-// restores the receiver's own answers.
+// [Kit.RequireHandled] waits until h has finished with a delivery: until
+// h returned and, when h (or a handler it routes to) is one of package
+// webhooks, until the processing it left running after answering has
+// ended too. nil restores the receiver's own answers.
 func (k *Kit) HandleWebhooks(h http.Handler) {
 	if h == nil {
 		k.Webhooks.SetResponder(nil)
@@ -204,20 +206,33 @@ func (k *Kit) HandleWebhooks(h http.Handler) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		sw := &statuswriter.Writer{ResponseWriter: w}
+		// The handlers of package webhooks report the processing they go
+		// on with after answering; start is called before ServeHTTP
+		// returns, so every Add happens before the Wait below.
+		var processing sync.WaitGroup
+		ctx := webhooks.ContextWithProcessing(r.Context(), func() func() {
+			processing.Add(1)
+			return sync.OnceFunc(processing.Done)
+		})
 		// Recorded even when h panics (net/http recovers the panic), so a
-		// waiting test sees the status it had written.
+		// waiting test sees the status it had written; recorded once the
+		// processing is over, without holding keelpay's request.
 		defer func() {
 			status := sw.Status
 			if status == 0 {
 				status = http.StatusOK
 			}
-			k.mu.Lock()
-			k.handled = append(k.handled, Handled{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Status: status})
-			close(k.nextDone)
-			k.nextDone = make(chan struct{})
-			k.mu.Unlock()
+			d := Handled{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Status: status}
+			go func() {
+				processing.Wait()
+				k.mu.Lock()
+				k.handled = append(k.handled, d)
+				close(k.nextDone)
+				k.nextDone = make(chan struct{})
+				k.mu.Unlock()
+			}()
 		}()
-		h.ServeHTTP(sw, r)
+		h.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }
 
@@ -240,13 +255,19 @@ func (h Handled) Event() (webhooks.Event, error) {
 }
 
 // RequireHandled waits until the store's own handler ([Kit.HandleWebhooks])
-// has returned from a delivery of an event of type typ about objectID (a
+// has finished with a delivery of an event of type typ about objectID (a
 // payment intent, refund or card id), and returns it with the status the
 // handler answered. Unlike [Kit.RequireEvent], which returns once the
-// kit's receiver has the delivery, it returns only after the handler has
-// run, so what the handler did (an order fulfilled, a row written) can be
-// checked right after. It fails the test if no such delivery is handled
-// within the kit's wait timeout ([WithWaitTimeout]).
+// kit's receiver has the delivery, it returns only after the handler's
+// work is over, so what the handler did (an order fulfilled, a row
+// written) can be checked right after. For a handler of package webhooks
+// (webhooks.NewHandler, NewAsyncHandler, NewDurableHandler, also behind
+// the store's mux or middleware) that is after the store's function
+// returned, even when the handler answered 204 before calling it; for any
+// other http.Handler, after ServeHTTP returned: a handler of the store's
+// own that goes on on a goroutine must be waited for by the test. It
+// fails the test if no such delivery is handled within the kit's wait
+// timeout ([WithWaitTimeout]).
 func (k *Kit) RequireHandled(t T, typ keelpay.EventType, objectID string) Handled {
 	t.Helper()
 	deadline := time.NewTimer(k.wait)

@@ -131,3 +131,73 @@ func ExampleNewHandler() {
 	// 400 Bad Request
 	// evt_1: fulfil order of pi_1
 }
+
+// A durable receiver: the event is processed before the answer, and a
+// failure is answered 500, so the service delivers the event again.
+func ExampleNewDurableHandler() {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	v, err := webhooks.NewVerifier([]string{secret})
+	if err != nil {
+		panic(err)
+	}
+	databaseUp := false
+	handler := webhooks.NewDurableHandler(v, func(ctx context.Context, e webhooks.Event, body []byte) error {
+		if !databaseUp {
+			return errors.New("database is down")
+		}
+		// In one transaction: record e.ID (return nil if it is there
+		// already), fulfil the order.
+		fmt.Println("processed", e.ID)
+		return nil
+	}, webhooks.WithErrorHandler(func(ctx context.Context, e webhooks.Event, err error) {
+		fmt.Println("failed", e.ID+":", err)
+	}))
+	srv := httptest.NewServer(handler)
+	defer srv.Close()
+
+	signer, _ := webhooks.NewSigner(secret)
+	body := []byte(`{"id":"evt_1","type":"payment_intent.succeeded","created_at":"2025-03-14T15:09:26Z","data":{"object":{"id":"pi_1","object":"payment_intent","status":"succeeded"}}}`)
+	deliver := func() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
+		now := time.Now()
+		req.Header.Set(webhooks.HeaderID, "evt_1")
+		req.Header.Set(webhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(webhooks.HeaderSignature, signer.Sign("evt_1", now, body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		fmt.Println(resp.Status)
+	}
+	deliver()
+	databaseUp = true
+	deliver() // the service's retry
+	deliver() // a repeat
+	// Output:
+	// failed evt_1: database is down
+	// 500 Internal Server Error
+	// processed evt_1
+	// 204 No Content
+	// 204 No Content
+}
+
+// At shutdown, stop the server, then wait for the events the handler is
+// still processing after it answered 204.
+func ExampleHandler_Close() {
+	v, err := webhooks.NewVerifier([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+	if err != nil {
+		panic(err)
+	}
+	handler := webhooks.NewAsyncHandler(v, func(ctx context.Context, e webhooks.Event, body []byte) {
+		// record e durably, then act on it
+	}, webhooks.WithMaxConcurrent(32))
+	srv := &http.Server{Addr: "localhost:0", Handler: handler}
+	go func() { _ = srv.ListenAndServe() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)           // no new requests, the running ones answered
+	fmt.Println(handler.Close(ctx)) // the processing still running has ended
+	// Output: <nil>
+}

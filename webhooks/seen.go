@@ -28,8 +28,8 @@ const DefaultSeenSize = 10_000
 // event id, reporting a conflict as seen.
 type MemorySeen struct {
 	mu   sync.Mutex
-	ids  map[string]struct{}
-	ring []string // ids in insertion order, ring[next] the oldest once full
+	ids  map[string]int // id -> its index in ring
+	ring []string       // ids in insertion order, ring[next] the oldest once full
 	next int
 }
 
@@ -39,7 +39,7 @@ func NewMemorySeen(max int) *MemorySeen {
 	if max < 1 {
 		max = DefaultSeenSize
 	}
-	return &MemorySeen{ids: make(map[string]struct{}), ring: make([]string, 0, max)}
+	return &MemorySeen{ids: make(map[string]int), ring: make([]string, 0, max)}
 }
 
 // SeenBefore implements [Seen]; it never fails.
@@ -49,13 +49,29 @@ func (s *MemorySeen) SeenBefore(_ context.Context, eventID string) (bool, error)
 	if _, ok := s.ids[eventID]; ok {
 		return true, nil
 	}
+	var i int
 	if len(s.ring) < cap(s.ring) {
+		i = len(s.ring)
 		s.ring = append(s.ring, eventID)
 	} else {
-		delete(s.ids, s.ring[s.next])
-		s.ring[s.next] = eventID
+		i = s.next
+		// The slot's id may have been forgotten, and recorded again since
+		// in another slot.
+		if old := s.ring[i]; s.ids[old] == i {
+			delete(s.ids, old)
+		}
+		s.ring[i] = eventID
 		s.next = (s.next + 1) % len(s.ring)
 	}
-	s.ids[eventID] = struct{}{}
+	s.ids[eventID] = i
 	return false, nil
+}
+
+// Forget implements [Forgetter]: SeenBefore reports eventID as new again
+// until it is recorded again. It never fails.
+func (s *MemorySeen) Forget(_ context.Context, eventID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.ids, eventID)
+	return nil
 }
