@@ -28,7 +28,6 @@ func sameKey(t *testing.T, tries []try) string {
 	return k
 }
 
-
 // TestRetryRules: each answer the docs call repeatable is repeated after
 // the wait the docs give, every try of one call with the same
 // Idempotency-Key, and the next call with a new one.
