@@ -220,7 +220,14 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("keelpay: %d %s (request %s)", e.StatusCode, e.Err.Error(), e.RequestID)
+	msg := e.Err.Message
+	if e.Err.Code != "" {
+		msg = string(e.Err.Code) + ": " + msg
+	}
+	if e.RequestID == "" {
+		return fmt.Sprintf("keelpay: %d %s", e.StatusCode, msg)
+	}
+	return fmt.Sprintf("keelpay: %d %s (request %s)", e.StatusCode, msg, e.RequestID)
 }
 
 // Unwrap returns the API's error.

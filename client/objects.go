@@ -111,7 +111,7 @@ type Refund struct {
 	Attempts    int                `json:"attempts"`
 	LastError   *keelpay.LastError `json:"last_error"`
 	CreatedAt   time.Time          `json:"created_at"`
-	SucceededAt time.Time          `json:"succeeded_at"`
+	SucceededAt time.Time          `json:"succeeded_at,omitzero"`
 
 	Response *Response `json:"-"`
 }
@@ -143,8 +143,8 @@ func (d EventData) Decode(v any) error { return json.Unmarshal(d.Object, v) }
 type Delivery struct {
 	Status         keelpay.DeliveryStatus  `json:"status"`
 	Attempts       int                     `json:"attempts"`
-	LastAttemptAt  time.Time               `json:"last_attempt_at"`
-	NextAttemptAt  time.Time               `json:"next_attempt_at"`
+	LastAttemptAt  time.Time               `json:"last_attempt_at,omitzero"`
+	NextAttemptAt  time.Time               `json:"next_attempt_at,omitzero"`
 	LastStatusCode int                     `json:"last_status_code"`
 	LastFailure    keelpay.DeliveryFailure `json:"last_failure"`
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
 	"net/http"
 	"net/url"
@@ -31,6 +32,9 @@ type SetupParams struct {
 // store's secret key acts on that store; one without a key acts on the
 // store bound to ClientID, creating it the first time (201).
 func (c *Client) Setup(ctx context.Context, p *SetupParams) (*Store, error) {
+	if p == nil {
+		return nil, errNilParams
+	}
 	out := &Store{}
 	var err error
 	out.Response, err = c.call(ctx, request{method: http.MethodPost, path: "/v1/setup", body: p, key: p.IdempotencyKey}, out)
@@ -217,6 +221,9 @@ type CardSessionParams struct {
 // CreateCardSession opens a card session for the buyer's browser (POST
 // /v1/card_sessions).
 func (c *Client) CreateCardSession(ctx context.Context, p *CardSessionParams) (*CardSession, error) {
+	if p == nil {
+		return nil, errNilParams
+	}
 	out := &CardSession{}
 	var err error
 	out.Response, err = c.call(ctx, request{method: http.MethodPost, path: "/v1/card_sessions", body: p, key: p.IdempotencyKey}, out)
@@ -260,6 +267,9 @@ type PaymentIntentParams struct {
 // CreatePaymentIntent creates a payment intent in requires_payment_method
 // (POST /v1/payment_intents).
 func (c *Client) CreatePaymentIntent(ctx context.Context, p *PaymentIntentParams) (*PaymentIntent, error) {
+	if p == nil {
+		return nil, errNilParams
+	}
 	out := &PaymentIntent{}
 	var err error
 	out.Response, err = c.call(ctx, request{method: http.MethodPost, path: "/v1/payment_intents", body: p, key: p.IdempotencyKey}, out)
@@ -351,6 +361,9 @@ type RefundParams struct {
 // allowed (POST /v1/refunds): 201 the first time, 200 after. The outcome
 // is in Status and LastError.
 func (c *Client) CreateRefund(ctx context.Context, p *RefundParams) (*Refund, error) {
+	if p == nil {
+		return nil, errNilParams
+	}
 	out := &Refund{}
 	var err error
 	out.Response, err = c.call(ctx, request{method: http.MethodPost, path: "/v1/refunds", body: p, key: p.IdempotencyKey}, out)
@@ -364,6 +377,9 @@ func (c *Client) GetRefund(ctx context.Context, id string) (*Refund, error) {
 	out.Response, err = c.call(ctx, request{method: http.MethodGet, path: "/v1/refunds/" + url.PathEscape(id)}, out)
 	return result(out, err)
 }
+
+// errNilParams answers an operation whose params are required.
+var errNilParams = errors.New("keelpay client: params are required")
 
 // result is out, or nil and err.
 func result[T any](out *T, err error) (*T, error) {
