@@ -253,8 +253,14 @@ func (c *Client) call(ctx context.Context, r request, out any) (*Response, error
 			return nil, fmt.Errorf("keelpay client: encode the request: %w", err)
 		}
 	}
+	// r.path has its ids escaped: keep that form, so that an id with a
+	// "/" or "%" stays one segment.
 	u := *c.base
-	u.Path += r.path
+	u.RawPath = c.base.EscapedPath() + r.path
+	var err error
+	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
+		return nil, fmt.Errorf("keelpay client: path %q: %w", r.path, err)
+	}
 	if len(r.query) > 0 {
 		u.RawQuery = r.query.Encode()
 	}

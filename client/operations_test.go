@@ -273,6 +273,12 @@ func TestErrors(t *testing.T) {
 		cerr.StatusCode != http.StatusNotFound || cerr.RequestID == "" || cerr.Attempts != 1 {
 		t.Fatalf("missing intent: %v", err)
 	}
+	// An id is one path segment, whatever it holds.
+	for _, id := range []string{"pi_a/b", "pi_a%2Fb", "../cards/x", "pi_a?b"} {
+		if _, err := c.GetPaymentIntent(ctx, id); keelpay.ErrorCode(err) != keelpay.CodePaymentIntentNotFound {
+			t.Errorf("GetPaymentIntent(%q): %v", id, err)
+		}
+	}
 	_, err = c.CreatePaymentIntent(ctx, &client.PaymentIntentParams{Amount: 0, Currency: "EUR", Customer: store.Customer})
 	if !errors.As(err, &kerr) || kerr.Code != keelpay.CodeInvalidRequest || kerr.Details["code"] != "invalid_amount" || kerr.Details["field"] != "amount" {
 		t.Errorf("invalid amount: %v", err)

@@ -251,3 +251,28 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestReal503: the server's own 503 (a provider that does not answer
+// setup) is repeated after its Retry-After with the same key, and
+// returned once the attempts are spent.
+func TestReal503(t *testing.T) {
+	kp, _ := kit(t)
+	px := newProxy(t, kp.URL)
+	var sl sleeps
+	c := newClient(t, px.URL, "", &sl, client.WithMaxAttempts(3))
+	_, err := c.Setup(context.Background(), &client.SetupParams{ClientID: "app_down_unavailable", ClientSecret: "secret_down_unavailable",
+		WebhookURL: kp.Webhooks.URL() + "/"})
+	var cerr *client.Error
+	if !errors.As(err, &cerr) || cerr.StatusCode != http.StatusServiceUnavailable || cerr.Err.Code != keelpay.CodeProviderAPIUnavailable ||
+		cerr.Err.RetryAfter != 30*time.Second || cerr.Attempts != 3 {
+		t.Fatalf("err = %v", err)
+	}
+	tries := px.recorded()
+	if len(tries) != 3 || tries[2].ServerStatus != http.StatusServiceUnavailable {
+		t.Errorf("tries = %+v", tries)
+	}
+	sameKey(t, tries)
+	if got, want := sl.get(), []time.Duration{30 * time.Second, 30 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("waits = %v, want %v", got, want)
+	}
+}
