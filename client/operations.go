@@ -393,6 +393,7 @@ func result[T any](out *T, err error) (*T, error) {
 // or backwards with ending_before when the first page was named so.
 func pages[T any](p ListParams, page func(ListParams) (*List[T], error), id func(T) string) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
+		p := p // each iteration starts at the first page
 		for {
 			l, err := page(p)
 			if err != nil {

@@ -183,6 +183,20 @@ func TestIterators(t *testing.T) {
 	if !equal(got, ids) {
 		t.Errorf("forwards = %v, want %v", got, ids)
 	}
+	// A sequence iterated again starts again at its first page.
+	seq := c.PaymentIntents(ctx, &client.ListParams{Limit: 2})
+	for range 2 {
+		got = nil
+		for pi, err := range seq {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, pi.ID)
+		}
+		if !equal(got, ids) {
+			t.Errorf("iterated again = %v, want %v", got, ids)
+		}
+	}
 	got = nil
 	for pi, err := range c.PaymentIntents(ctx, &client.ListParams{Limit: 2, EndingBefore: ids[4]}) {
 		if err != nil {
