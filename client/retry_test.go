@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -233,6 +234,81 @@ func TestCrashBetweenTries(t *testing.T) {
 	}
 	if got := sl.get(); len(got) != 1 || got[0] != client.DefaultBackoffInitial {
 		t.Errorf("waits = %v", got)
+	}
+
+	// The same for a refund: sent once.
+	refundsBefore := kp.Sandbox.Stats().Refunds
+	px.inject(lose)
+	n = len(px.recorded())
+	ref, err := c.CreateRefund(ctx, &client.RefundParams{PaymentIntent: pi.ID, Reason: "returned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tries = px.recorded()[n:]
+	if len(tries) != 2 || tries[0].ServerStatus != http.StatusCreated || tries[0].Status != 0 {
+		t.Fatalf("refund tries = %+v", tries)
+	}
+	sameKey(t, tries)
+	if !ref.Response.IdempotentReplayed || ref.Response.StatusCode != http.StatusCreated || ref.Attempts != 1 {
+		t.Errorf("refund = %+v, response %+v", ref, ref.Response)
+	}
+	if got := kp.Sandbox.Stats().Refunds - refundsBefore; got != 1 {
+		t.Errorf("%d refunds paid out, want 1", got)
+	}
+}
+
+// TestConcurrentSameKey: two calls with one Idempotency-Key at once (an
+// order confirmed from two tabs). Whichever comes second is answered 409
+// idempotency_key_in_use while the first runs, waits its Retry-After and
+// gets the first one's answer: both see the intent succeeded, and the
+// card is charged once.
+func TestConcurrentSameKey(t *testing.T) {
+	ctx := context.Background()
+	kp, store := kit(t)
+	// A real wait, shortened: Retry-After is at least a second.
+	short := func(ctx context.Context, d time.Duration) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(d, 100*time.Millisecond)):
+			return nil
+		}
+	}
+	c := newClient(t, kp.URL, store.SecretKey, nil, client.WithSleep(short), client.WithMaxAttempts(20))
+	card := store.SaveCard(t, sandbox.CardVisa)
+	before := kp.Sandbox.Stats().Charges
+	const n = 4
+	for i := range 3 {
+		pi, err := c.CreatePaymentIntent(ctx, &client.PaymentIntentParams{Amount: 100, Currency: "EUR", Customer: store.Customer, PaymentMethod: card})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results := make(chan *client.PaymentIntent, n)
+		for range n {
+			go func() {
+				got, err := c.ConfirmPaymentIntent(ctx, pi.ID, &client.ConfirmParams{IdempotencyKey: fmt.Sprintf("confirm-%d", i)})
+				if err == nil && got.Status != keelpay.IntentSucceeded {
+					err = fmt.Errorf("status %s", got.Status)
+				}
+				if err != nil {
+					t.Errorf("confirm %d: %v", i, err)
+				}
+				results <- got
+			}()
+		}
+		// One call did the work; the others got its stored answer.
+		fresh := 0
+		for range n {
+			if got := <-results; got != nil && !got.Response.IdempotentReplayed {
+				fresh++
+			}
+		}
+		if fresh != 1 {
+			t.Errorf("confirm %d: %d answers not replayed, want 1", i, fresh)
+		}
+	}
+	if got := kp.Sandbox.Stats().Charges - before; got != 3 {
+		t.Errorf("%d charges, want 3", got)
 	}
 }
 
