@@ -240,7 +240,6 @@ type request struct {
 	query  url.Values
 	body   any    // nil: no body
 	key    string // the caller's Idempotency-Key, POST only
-	noAuth bool
 }
 
 // call makes r, with its retries, and decodes the answer into out. It
@@ -317,7 +316,7 @@ func (c *Client) try(ctx context.Context, r request, u string, body []byte, meta
 	if body != nil {
 		h.Set("Content-Type", "application/json")
 	}
-	if !r.noAuth && c.cfg.SecretKey != "" {
+	if c.cfg.SecretKey != "" {
 		h.Set("Authorization", "Bearer "+c.cfg.SecretKey)
 	}
 	if meta.IdempotencyKey != "" {
