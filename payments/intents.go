@@ -251,7 +251,7 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	// marked is closed once a confirm that gave up on the provider has
 	// recorded its answer (outcome_unknown) on the intent.
 	marked := make(chan struct{})
-	done, err, answered := providercall.Detach(s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.PaymentIntent, error) {
+	done, err, answered := providercall.Detach(&s.detached, s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.PaymentIntent, error) {
 		callCtx, cancel := s.call(ctx)
 		res, err := s.cfg.Provider.Charge(callCtx, req)
 		cancel()

@@ -112,7 +112,18 @@ type Service struct {
 	log     *slog.Logger
 	metrics *metrics
 	outbox  *outbox.Outbox
+	// detached counts the confirms' provider calls, which may outlive
+	// their answers (Config.AnswerTimeout).
+	detached providercall.Runs
 }
+
+// Drain waits until every provider call of a confirm has ended and its
+// outcome is committed, including calls that went on after their confirm
+// was answered processing (past Config.AnswerTimeout), or until ctx ends.
+// Call it at shutdown, after the HTTP server stopped taking requests and
+// before the storage closes; an outcome not committed by then is found by
+// the reconciler at the next start.
+func (s *Service) Drain(ctx context.Context) error { return s.detached.Wait(ctx) }
 
 // New validates cfg, fills in its defaults and returns a Service. The
 // error names every missing or out-of-range field, and says so when

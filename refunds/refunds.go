@@ -69,7 +69,18 @@ type Service struct {
 	cfg    Config
 	outbox *outbox.Outbox
 	sends  *prometheus.CounterVec
+	// detached counts the sends' provider calls, which may outlive their
+	// answers (Config.AnswerTimeout).
+	detached providercall.Runs
 }
+
+// Drain waits until every provider call of a refund send has ended and its
+// outcome is committed, including calls that went on after their send was
+// answered pending (past Config.AnswerTimeout), or until ctx ends. Call it
+// at shutdown, after the HTTP server stopped taking requests and before the
+// storage closes; an outcome not committed by then is found by the
+// reconciler at the next start.
+func (s *Service) Drain(ctx context.Context) error { return s.detached.Wait(ctx) }
 
 // WithDefaults returns a copy of c with defaults filled in.
 func (c Config) WithDefaults() Config {
@@ -303,7 +314,7 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	// marked is closed once a send that gave up on the provider has
 	// recorded its answer (outcome_unknown) on the refund.
 	marked := make(chan struct{})
-	out, err, answered := providercall.Detach(s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.Refund, error) {
+	out, err, answered := providercall.Detach(&s.detached, s.cfg.AnswerTimeout, func(claim func() bool) (*keelpay.Refund, error) {
 		return s.call(ctx, st, pi, r, key, revert, func() bool {
 			if claim() {
 				return true

@@ -280,10 +280,14 @@ func (s *Service) every(ctx context.Context, interval time.Duration, name string
 
 // Stop stops the background workers and waits for them: no new work is
 // claimed, and deliveries and provider calls already under way finish and
-// are recorded. If ctx ends first, Stop returns its error and the rest
-// finishes on its own (a delivery not recorded is delivered again: at
-// least once). Otherwise it returns the error a worker stopped with, if
-// any (it was logged when it happened). Stop without Start does nothing.
+// are recorded. That includes the provider calls of confirms and refund
+// sends that went on after their request was answered (past
+// Config.AnswerTimeout): stop the HTTP server first, so that no new ones
+// start. If ctx ends first, Stop returns its error and the rest finishes on
+// its own (a delivery not recorded is delivered again: at least once; an
+// outcome not committed is found by the reconciler). Otherwise it returns
+// the error a worker stopped with, if any (it was logged when it
+// happened). Stop without Start does nothing.
 func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.running {
@@ -298,8 +302,11 @@ func (s *Service) Stop(ctx context.Context) error {
 	go func() { done <- g.Wait() }()
 	select {
 	case err := <-done:
-		return err
+		if err != nil {
+			return err
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	return errors.Join(s.payments.Drain(ctx), s.refunds.Drain(ctx))
 }

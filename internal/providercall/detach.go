@@ -1,6 +1,7 @@
 package providercall
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -29,7 +30,10 @@ const AnswerMargin = 5 * time.Second
 // A panic of work is the caller's panic while the caller waits (as if
 // work had run in it); once the caller gave up, it is handed to lost
 // instead, since no one is left to recover it.
-func Detach[T any](wait time.Duration, work func(claim func() bool) (T, error), lost func(panicked any)) (v T, err error, answered bool) {
+//
+// runs, when not nil, counts work from before Detach returns until work
+// has ended, so that a service's shutdown can wait for it (Runs.Wait).
+func Detach[T any](runs *Runs, wait time.Duration, work func(claim func() bool) (T, error), lost func(panicked any)) (v T, err error, answered bool) {
 	type result struct {
 		v        T
 		err      error
@@ -44,8 +48,10 @@ func Detach[T any](wait time.Duration, work func(claim func() bool) (T, error), 
 		claimed = !gaveUp
 		return claimed
 	}
+	runs.start()
 	go func() {
 		var r result
+		defer runs.done()
 		defer func() {
 			r.panicked = recover()
 			mu.Lock()
@@ -88,4 +94,56 @@ func Detach[T any](wait time.Duration, work func(claim func() bool) (T, error), 
 		panic(r.panicked)
 	}
 	return r.v, r.err, true
+}
+
+// Runs counts the work of Detach still running, which may outlive the
+// request that started it. The zero Runs is ready; a nil *Runs counts
+// nothing.
+type Runs struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while nobody waits
+}
+
+func (r *Runs) start() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.n++
+	r.mu.Unlock()
+}
+
+func (r *Runs) done() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n--
+	if r.n == 0 && r.idle != nil {
+		close(r.idle)
+		r.idle = nil
+	}
+}
+
+// Wait returns once no work is running, or with ctx's error when ctx ends
+// first. Work that starts while it waits is waited for too.
+func (r *Runs) Wait(ctx context.Context) error {
+	r.mu.Lock()
+	if r.n == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	if r.idle == nil {
+		r.idle = make(chan struct{})
+	}
+	idle := r.idle
+	r.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -1,6 +1,7 @@
 package providercall
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 
 func TestDetachAnswersInTime(t *testing.T) {
 	t.Parallel()
-	v, err, answered := Detach(time.Hour, func(claim func() bool) (int, error) {
+	v, err, answered := Detach(nil, time.Hour, func(claim func() bool) (int, error) {
 		require.True(t, claim())
 		return 7, errors.New("e")
 	}, nil)
@@ -22,16 +23,27 @@ func TestDetachAnswersInTime(t *testing.T) {
 func TestDetachGivesUpAndWorkGoesOn(t *testing.T) {
 	t.Parallel()
 	release, claimed := make(chan struct{}), make(chan bool, 1)
-	v, err, answered := Detach(10*time.Millisecond, func(claim func() bool) (int, error) {
+	var runs Runs
+	committed := false
+	v, err, answered := Detach(&runs, 10*time.Millisecond, func(claim func() bool) (int, error) {
 		<-release
 		claimed <- claim()
+		committed = true
 		return 7, nil
 	}, nil)
 	require.False(t, answered)
 	require.Zero(t, v)
 	require.NoError(t, err)
+
+	// The work outlives the answer: a shutdown waits for it.
+	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, runs.Wait(short), context.DeadlineExceeded, "the work still runs")
 	close(release)
+	require.NoError(t, runs.Wait(context.Background()))
+	require.True(t, committed, "Wait returns after the work ended")
 	require.False(t, <-claimed, "the caller gave up: work commits without it")
+	require.NoError(t, runs.Wait(context.Background()), "nothing runs: Wait returns at once")
 }
 
 func TestDetachAnswersWithWorkThatClaimed(t *testing.T) {
@@ -40,7 +52,7 @@ func TestDetachAnswersWithWorkThatClaimed(t *testing.T) {
 	// work's result exactly when work committed for it.
 	for range 50 {
 		got := make(chan bool, 1)
-		v, _, answered := Detach(time.Microsecond, func(claim func() bool) (int, error) {
+		v, _, answered := Detach(nil, time.Microsecond, func(claim func() bool) (int, error) {
 			c := claim()
 			got <- c
 			return 7, nil
@@ -56,14 +68,14 @@ func TestDetachAnswersWithWorkThatClaimed(t *testing.T) {
 func TestDetachPanicsInTheCallerThatWaits(t *testing.T) {
 	t.Parallel()
 	require.PanicsWithValue(t, "boom", func() {
-		Detach(time.Hour, func(func() bool) (int, error) { panic("boom") }, nil)
+		Detach(nil, time.Hour, func(func() bool) (int, error) { panic("boom") }, nil)
 	})
 }
 
 func TestDetachHandsALostPanicToLost(t *testing.T) {
 	t.Parallel()
 	release, lost := make(chan struct{}), make(chan any, 1)
-	_, _, answered := Detach(time.Millisecond, func(claim func() bool) (int, error) {
+	_, _, answered := Detach(nil, time.Millisecond, func(claim func() bool) (int, error) {
 		<-release
 		panic("boom")
 	}, func(v any) { lost <- v })
