@@ -53,7 +53,7 @@ func TestStopWaitsForACallThatOutlivedItsAnswer(t *testing.T) {
 	require.NoError(t, err)
 	answered, err := svc.Payments().ConfirmIntent(ctx, st, pi.ID, payments.ConfirmParams{
 		ClientSecret: pi.ClientSecret,
-		Card: &payments.NewCard{Number: sandbox.CardVisa, ExpMonth: 12, ExpYear: int64(time.Now().Year() + 2), CVC: "123"},
+		Card:         &payments.NewCard{Number: sandbox.CardVisa, ExpMonth: 12, ExpYear: int64(time.Now().Year() + 2), CVC: "123"},
 	})
 	require.NoError(t, err)
 	require.Equal(t, keelpay.IntentProcessing, answered.Status, "answered at the deadline")
