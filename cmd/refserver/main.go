@@ -76,6 +76,7 @@
 //
 //	refserver backup [-db PATH] [-key-file FILE] [-sandbox-db PATH] DEST
 //
+// (the flags may also follow DEST)
 // copies a SQLite database (and the sandbox's file beside it, when there is
 // one, to DEST's NAME.sandbox.db) while a server serves from it, with
 // SQLite's VACUUM INTO: one consistent snapshot, checked with PRAGMA

@@ -56,6 +56,13 @@ type config struct {
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("refserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: refserver [flags]                  serve keelpay (sandbox mode unless -provider stripe)\n"+
+			"       refserver backup [flags] DEST     copy a SQLite database (and its sandbox file) while a server serves from it;\n"+
+			"                                         refserver backup -h lists its flags\n"+
+			"       refserver -new-key                print a new encryption key\n\nflags:\n")
+		fs.PrintDefaults()
+	}
 	var c config
 	fs.StringVar(&c.addr, "addr", envOr(getenv, "KEELPAY_ADDR", "127.0.0.1:8080"), "listen address (env KEELPAY_ADDR)")
 	fs.StringVar(&c.db, "db", envOr(getenv, "KEELPAY_DB", "keelpay.db"), "SQLite file path or postgres:// URL (env KEELPAY_DB)")
