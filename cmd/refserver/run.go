@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -183,34 +185,68 @@ const keyFileSuffix = ".key"
 
 // loadKeyring finds the encryption keys: KEELPAY_ENCRYPTION_KEY, else the
 // key file of -key-file, else (SQLite only) the key file beside the
-// database, which is created when missing. A PostgreSQL database is shared
-// by several processes that must all have the same keys, so for it a key
-// must be given: one process making up its own would lock the others out.
-// created is the path of a key file made now.
-func loadKeyring(cfg config, getenv func(string) string) (kr *keyring.Keyring, created string, err error) {
+// database. A PostgreSQL database is shared by several processes that must
+// all have the same keys, so for it a key must be given: one process making
+// up its own would lock the others out.
+//
+// When the key file beside a SQLite database is missing, a new key is made
+// but not written: pending is the file to write, which run writes only once
+// the database has opened with that key. A start that fails before (a
+// restored copy of a database whose key file was left behind, a busy
+// address) leaves no key file that does not belong to the database.
+func loadKeyring(cfg config, getenv func(string) string) (kr *keyring.Keyring, pending *pendingKeyFile, err error) {
 	env := getenv("KEELPAY_ENCRYPTION_KEY")
 	switch {
 	case env != "" && cfg.keyFile != "":
-		return nil, "", errors.New("give the encryption keys either in KEELPAY_ENCRYPTION_KEY or in a key file (-key-file, KEELPAY_KEY_FILE), not both")
+		return nil, nil, errors.New("give the encryption keys either in KEELPAY_ENCRYPTION_KEY or in a key file (-key-file, KEELPAY_KEY_FILE), not both")
 	case env != "":
 		kr, err := keyring.Parse(env)
 		if err != nil {
-			return nil, "", fmt.Errorf("KEELPAY_ENCRYPTION_KEY: %w", err)
+			return nil, nil, fmt.Errorf("KEELPAY_ENCRYPTION_KEY: %w", err)
 		}
-		return kr, "", nil
+		return kr, nil, nil
 	case cfg.keyFile != "":
 		kr, err := keyring.ReadFile(cfg.keyFile)
-		return kr, "", err
+		return kr, nil, err
 	case isPostgres(cfg.db):
-		return nil, "", errors.New("a PostgreSQL database needs an encryption key, the same for every process on it: " +
+		return nil, nil, errors.New("a PostgreSQL database needs an encryption key, the same for every process on it: " +
 			"set KEELPAY_ENCRYPTION_KEY or -key-file (refserver -new-key prints a new key; see docs/security.md)")
 	}
 	path := cfg.db + keyFileSuffix
-	kr, made, err := keyring.ReadOrCreateFile(path, "k1")
-	if made {
-		created = path
+	kr, err = keyring.ReadFile(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return kr, nil, err
 	}
-	return kr, created, err
+	k, err := keyring.Generate("k1")
+	if err != nil {
+		return nil, nil, err
+	}
+	if kr, err = keyring.New(k); err != nil {
+		return nil, nil, err
+	}
+	return kr, &pendingKeyFile{path: path, key: k}, nil
+}
+
+// pendingKeyFile is a key file loadKeyring made a key for but did not
+// write.
+type pendingKeyFile struct {
+	path string
+	key  keyring.Key
+}
+
+// write creates the file, mode 0600, as keyring.WriteNewFile does; it
+// fails if the file appeared meanwhile.
+func (p *pendingKeyFile) write() error {
+	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("# keelpay encryption keys (id:base64key), the current key first; see docs/security.md.\n" + keyring.Format(p.key) + "\n")
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		os.Remove(p.path)
+		return err
+	}
+	return syncDir(filepath.Dir(p.path))
 }
 
 // run serves until ctx is done, then shuts down gracefully.
@@ -264,13 +300,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		prov = remote
 	}
 
-	kr, createdKeyFile, err := loadKeyring(cfg, getenv)
+	kr, pendingKey, err := loadKeyring(cfg, getenv)
 	if err != nil {
 		return fmt.Errorf("encryption key: %w", err)
-	}
-	if createdKeyFile != "" {
-		log.Warn("created a new encryption key file beside the database: back it up with the database, and keep it apart from copies of the database; without it the stored secrets cannot be read",
-			slog.String("key_file", createdKeyFile))
 	}
 	// Traces are exported only when the OTEL_* variables ask for it; what
 	// is buffered is flushed at the very end, after the background work
@@ -293,9 +325,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	db, err := openStorage(ctx, cfg.db, kr, tracerProvider)
 	if err != nil {
+		if pendingKey != nil {
+			return fmt.Errorf("open database: %w (there is no key file %s, so a new key was tried and not saved: "+
+				"put the key file that belongs to this database there, or give -key-file or KEELPAY_ENCRYPTION_KEY)", err, pendingKey.path)
+		}
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer db.Close()
+	if pendingKey != nil {
+		// The database opened with the new key: from now on it is this
+		// database's key.
+		if err := pendingKey.write(); err != nil {
+			return fmt.Errorf("encryption key: write the new key file: %w", err)
+		}
+		log.Warn("created a new encryption key file beside the database: back it up with the database, and keep it apart from copies of the database; without it the stored secrets cannot be read",
+			slog.String("key_file", pendingKey.path))
+	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
