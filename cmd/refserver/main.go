@@ -15,7 +15,8 @@
 //	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
 //	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
 //	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,
-//	                                   ./keelpay.sandbox.db); not used with -sandbox-url
+//	                                   ./postgres-DATABASE.sandbox.db, with -SCHEMA added
+//	                                   for a search_path); not used with -sandbox-url
 //	-pprof        KEELPAY_PPROF_ADDR   serve the Go runtime's profiles (net/http/pprof) at this
 //	                                   address, on a listener apart from the API (default off)
 //	-retention    KEELPAY_RETENTION    how long events whose delivery is over are kept: days

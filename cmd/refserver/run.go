@@ -79,7 +79,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
 	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
-		"SQLite file of the sandbox this server owns (env KEELPAY_SANDBOX_DB; default next to a SQLite -db, NAME.sandbox.db)")
+		"SQLite file of the sandbox this server owns (env KEELPAY_SANDBOX_DB; default next to a SQLite -db, NAME.sandbox.db; for PostgreSQL ./postgres-DATABASE[-SCHEMA].sandbox.db)")
 	var retention, sessionRetention string
 	fs.StringVar(&retention, "retention", envOr(getenv, "KEELPAY_RETENTION", "30d"),
 		"how long events whose delivery is over are kept: days (30d), a duration (720h) or forever (env KEELPAY_RETENTION)")
@@ -120,14 +120,42 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 // defaultSandboxDB is where the owned sandbox keeps its state when
 // -sandbox-db is not given: next to a SQLite database, with the database's
-// name and .sandbox.db (keelpay.db: keelpay.sandbox.db); keelpay.sandbox.db
-// in the working directory for PostgreSQL.
+// name and .sandbox.db (keelpay.db: keelpay.sandbox.db). For PostgreSQL it
+// is in the working directory, named after the database and the schema of
+// the URL's search_path (postgres-shop.sandbox.db,
+// postgres-shop-payments.sandbox.db), so that it is never the file of a
+// SQLite server started in the same folder (keelpay.sandbox.db), nor that
+// of a server of another PostgreSQL database.
 func defaultSandboxDB(db string) string {
 	if isPostgres(db) {
-		return "keelpay.sandbox.db"
+		name := "postgres"
+		if u, err := url.Parse(db); err == nil {
+			if d := fileSafe(strings.TrimPrefix(u.Path, "/")); d != "" {
+				name += "-" + d
+			}
+			if sp := fileSafe(u.Query().Get("search_path")); sp != "" {
+				name += "-" + sp
+			}
+		}
+		return name + ".sandbox.db"
 	}
 	base := filepath.Base(db)
 	return filepath.Join(filepath.Dir(db), strings.TrimSuffix(base, filepath.Ext(base))+".sandbox.db")
+}
+
+// fileSafe keeps the letters, digits, _ and - of s (a database or schema
+// name) for a file name, at most 63 of them.
+func fileSafe(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b.WriteRune(c)
+		}
+		if b.Len() == 63 {
+			break
+		}
+	}
+	return b.String()
 }
 
 func isPostgres(dsn string) bool {
