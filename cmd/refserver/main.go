@@ -55,7 +55,8 @@
 //	KEELPAY_STRIPE_WEBHOOK_SECRET  the signing secret of its webhook endpoint (whsec_...)
 //	KEELPAY_PUBLIC_URL             the server's public https URL
 //	KEELPAY_STRIPE_API_URL         Stripe's API (default https://api.stripe.com); for a
-//	                               fake of Stripe or stripe-mock in tests
+//	                               fake of Stripe or stripe-mock in tests; shown in the
+//	                               banner and the start's log line when set
 //	KEELPAY_STRIPE_PUBLISHABLE_KEY optional: the account's pk_live_... or pk_test_..., so
 //	                               that the card field captures cards with Stripe.js
 //	KEELPAY_STRIPE_JS_URL          optional: Stripe.js's URL (default
@@ -64,6 +65,10 @@
 //	                               field to Stripe: only for accounts enabled for raw
 //	                               card data APIs, and it puts the server in PCI DSS
 //	                               scope (SAQ D); off, a card number is refused
+//
+// A call Stripe does not answer (unreachable, timed out, 5xx) is answered
+// 503 provider_api_unavailable, or leaves a payment processing, and is
+// logged as "provider unavailable" with its cause, the secrets removed.
 //
 // Stripe sends buyers back after 3D Secure to KEELPAY_PUBLIC_URL +
 // /stripe/return; point the account's webhook endpoint at

@@ -319,7 +319,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
-		prov = stripeAd
+		// Calls Stripe does not answer are logged with their cause.
+		prov = &loggedStripe{Provider: stripeAd, log: log, secrets: []string{cfg.stripe.key, cfg.stripe.webhookSecret}}
 	case cfg.sandboxURL != "":
 		remote, err := httpprovider.New(httpprovider.Config{BaseURL: cfg.sandboxURL})
 		if err != nil {
@@ -509,7 +510,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else {
 		printStripeBanner(stdout, baseURL, cfg.db, cfg.stripe)
 		log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)),
-			slog.String("stripe_account", cfg.stripe.account), slog.String("public_url", cfg.stripe.publicURL))
+			slog.String("stripe_account", cfg.stripe.account), slog.String("public_url", cfg.stripe.publicURL),
+			slog.String("stripe_api_url", stripeAPIShown(cfg.stripe)))
 	}
 
 	serveErr := make(chan error, 1)
