@@ -44,11 +44,36 @@ const (
 // Customer identifies the buyer. Name, email and phone are personal data:
 // they are stored, returned only to the secret key, and never put in events
 // or logs.
+//
+// Its JSON has one of the two shapes the API documents (docs/openapi.json):
+// the customer without personal data, {"id"} (events, cards, the
+// publishable key's view), when Name, Email and Phone are all empty; else
+// the customer as the secret key sees it, all four keys, each present even
+// when empty, since the API requires all four. Code that renders a view
+// without personal data clears the three fields (keeps only ID); it never
+// relies on them being empty by chance.
 type Customer struct {
 	ID    string `json:"id"`
-	Name  string `json:"name,omitempty"`
-	Email string `json:"email,omitempty"`
-	Phone string `json:"phone,omitempty"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Phone string `json:"phone"`
+}
+
+// customerRef is the JSON of a Customer without personal data.
+type customerRef struct {
+	ID string `json:"id"`
+}
+
+// customerFull is the JSON of a Customer with its personal data.
+type customerFull Customer
+
+// MarshalJSON writes {"id"} for a customer with only an id, else all four
+// keys (see [Customer]).
+func (c Customer) MarshalJSON() ([]byte, error) {
+	if c.Name == "" && c.Email == "" && c.Phone == "" {
+		return json.Marshal(customerRef{ID: c.ID})
+	}
+	return json.Marshal(customerFull(c))
 }
 
 // Billing is the billing address part the provider may ask for.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
@@ -255,6 +256,12 @@ func (d *Dispatcher) Notify() {
 // again once its lease lapses (at least once).
 func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResult, want int) (jobs []*storage.DeliveryJob) {
 	results = slices.DeleteFunc(results, func(r storage.DeliveryResult) bool { return r.EventID == "" })
+	if len(results) == 0 {
+		// Nothing to record: a poll, which on an idle server finds nothing
+		// every PollInterval. It makes a span only when it claimed
+		// something or failed.
+		return d.claimOnly(ctx, want)
+	}
 	if d.tracer != nil {
 		var span trace.Span
 		ctx, span = d.tracer.Start(ctx, "webhook.claim", trace.WithNewRoot())
@@ -264,23 +271,10 @@ func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResul
 		}()
 	}
 	if want == 0 {
-		if len(results) > 0 {
-			d.record(ctx, results)
-		}
+		d.record(ctx, results)
 		return nil
 	}
 	p := d.claimParams(want)
-	if len(results) == 0 {
-		// A claim alone is one statement: no transaction around it.
-		var err error
-		if jobs, err = d.cfg.Storage.DeliveryClaimDue(context.WithoutCancel(ctx), p); err != nil {
-			if ctx.Err() == nil {
-				d.cfg.Logger.ErrorContext(ctx, "claim deliveries", slog.Any("error", err))
-			}
-			return nil
-		}
-		return jobs
-	}
 	err := d.cfg.Storage.WithTx(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
 		jobs = nil
 		if len(results) > 0 {
@@ -307,6 +301,38 @@ func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResul
 	return jobs
 }
 
+// claimOnly claims up to want due deliveries, with nothing to record. A
+// claim alone is one statement: no transaction around it. It runs under a
+// quiet context (tracing.Quiet: no storage or statement spans), and the
+// round's "webhook.claim" span, with a storage.DeliveryClaimDue span under
+// it, is made afterwards, dated when the claim started, only when the
+// claim found something or failed: an idle server's polls export nothing.
+func (d *Dispatcher) claimOnly(ctx context.Context, want int) []*storage.DeliveryJob {
+	if want == 0 {
+		return nil
+	}
+	start := time.Now()
+	jobs, err := d.cfg.Storage.DeliveryClaimDue(tracing.Quiet(context.WithoutCancel(ctx)), d.claimParams(want))
+	if d.tracer != nil && (len(jobs) > 0 || err != nil) {
+		end := time.Now()
+		sctx, span := d.tracer.Start(ctx, "webhook.claim", trace.WithNewRoot(), trace.WithTimestamp(start))
+		_, claim := d.tracer.Start(sctx, "storage.DeliveryClaimDue", trace.WithTimestamp(start))
+		if err != nil {
+			claim.SetStatus(codes.Error, "storage error")
+		}
+		claim.End(trace.WithTimestamp(end))
+		span.SetAttributes(attribute.Int(tracing.AttrRecorded, 0), attribute.Int(tracing.AttrClaimed, len(jobs)))
+		span.End(trace.WithTimestamp(end))
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			d.cfg.Logger.ErrorContext(ctx, "claim deliveries", slog.Any("error", err))
+		}
+		return nil
+	}
+	return jobs
+}
+
 // record writes results in a transaction of their own.
 func (d *Dispatcher) record(ctx context.Context, results []storage.DeliveryResult) {
 	if err := d.cfg.Storage.DeliveryRecord(context.WithoutCancel(ctx), results); err != nil {
@@ -319,7 +345,9 @@ func (d *Dispatcher) record(ctx context.Context, results []storage.DeliveryResul
 // delivery is due, or PollInterval when what is due could not be claimed
 // (its store is at its cap, or it is leased) or nothing is pending.
 func (d *Dispatcher) sleep(ctx context.Context) time.Duration {
-	next, err := d.cfg.Storage.DeliveryNextDue(ctx)
+	// Asked after every round, busy or idle: no span of its own (it
+	// would be a trace of its own each time).
+	next, err := d.cfg.Storage.DeliveryNextDue(tracing.Quiet(ctx))
 	if err != nil || next.IsZero() {
 		return d.cfg.PollInterval
 	}

@@ -302,10 +302,23 @@ func (a *api) authenticate(r *http.Request, kind auth) (caller, error) {
 		return caller{store: st, publishable: true}, err
 	case kind == authPublishable:
 		return caller{}, stores.ErrInvalidAPIKey()
+	case publishable && keelpay.ValidID(keelpay.PrefixPublishableKey, key):
+		// The browser's key on a route of the store's server: say so,
+		// rather than that the key is not valid (it may well be). The
+		// answer is the same whether or not the key exists, and never
+		// carries it.
+		return caller{}, errPublishableOnSecretRoute()
 	default:
 		st, err := a.cfg.Stores.Authenticate(r.Context(), key)
 		return caller{store: st}, err
 	}
+}
+
+// errPublishableOnSecretRoute is the 401 invalid_api_key of a publishable
+// key on a route that needs the secret key.
+func errPublishableOnSecretRoute() error {
+	return keelpay.NewError(keelpay.CodeInvalidAPIKey,
+		"A publishable key (pk_...) cannot be used on this route: it needs the store's secret key (sk_...).")
 }
 
 // bearer returns the token of an "Authorization: Bearer" header, and

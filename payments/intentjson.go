@@ -40,9 +40,7 @@ func AppendIntentJSON(b []byte, pi *keelpay.PaymentIntent, personal bool) []byte
 	b = append(b, `,"customer":{"id":`...)
 	b = wirejson.AppendString(b, pi.Customer.ID)
 	if personal {
-		b = appendOptional(b, `,"name":`, pi.Customer.Name)
-		b = appendOptional(b, `,"email":`, pi.Customer.Email)
-		b = appendOptional(b, `,"phone":`, pi.Customer.Phone)
+		b = appendCustomerPersonal(b, pi.Customer)
 	}
 	b = append(b, `},"description":`...)
 	b = appendEmptyNull(b, pi.Description)
@@ -182,9 +180,7 @@ func (o *IntentObject) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"customer":{"id":`...)
 	b = wirejson.AppendString(b, o.Customer.ID)
-	b = appendOptional(b, `,"name":`, o.Customer.Name)
-	b = appendOptional(b, `,"email":`, o.Customer.Email)
-	b = appendOptional(b, `,"phone":`, o.Customer.Phone)
+	b = appendCustomerPersonal(b, o.Customer)
 	b = append(b, `},"description":`...)
 	b = appendNullable(b, o.Description)
 	b = append(b, `,"reference":`...)
@@ -291,6 +287,18 @@ func appendNextAction(b []byte, na *keelpay.NextAction) []byte {
 }
 
 // appendOptional appends key and s unless s is empty (omitempty).
+// appendCustomerPersonal appends the personal keys of a customer as
+// keelpay.Customer's MarshalJSON writes them: all three (the secret key's
+// shape) unless all three are empty (the shape without personal data).
+func appendCustomerPersonal(b []byte, c keelpay.Customer) []byte {
+	if c.Name == "" && c.Email == "" && c.Phone == "" {
+		return b
+	}
+	b = wirejson.AppendString(append(b, `,"name":`...), c.Name)
+	b = wirejson.AppendString(append(b, `,"email":`...), c.Email)
+	return wirejson.AppendString(append(b, `,"phone":`...), c.Phone)
+}
+
 func appendOptional(b []byte, key, s string) []byte {
 	if s == "" {
 		return b

@@ -52,14 +52,32 @@ func parseBackupConfig(args []string, getenv func(string) string, stderr io.Writ
 		"file with the encryption keys (env KEELPAY_KEY_FILE; KEELPAY_ENCRYPTION_KEY gives them directly); default: the database path + .key")
 	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
 		"the sandbox's SQLite file (env KEELPAY_SANDBOX_DB; default next to -db, NAME.sandbox.db, copied when it exists)")
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	// Flags may come before or after DEST (refserver backup DEST -db X
+	// is what people type): parse, set the next positional argument
+	// aside, parse what follows it, until nothing is left. After "--"
+	// everything is positional.
+	var dests []string
+	rest := args
+	for len(rest) > 0 {
+		before := len(rest)
+		if err := fs.Parse(rest); err != nil {
+			return c, err
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := args[len(args)-before : len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			dests = append(dests, rest...)
+			break
+		}
+		dests, rest = append(dests, rest[0]), rest[1:]
 	}
-	if fs.NArg() != 1 {
+	if len(dests) != 1 {
 		fs.Usage()
-		return c, errors.New("backup needs one destination path")
+		return c, fmt.Errorf("backup needs exactly one destination path, got %d: refserver backup [-db PATH] [-key-file FILE] [-sandbox-db PATH] DEST", len(dests))
 	}
-	c.dest = fs.Arg(0)
+	c.dest = dests[0]
 	if isPostgres(c.db) {
 		return c, errors.New("backup copies SQLite databases; back a PostgreSQL database up with pg_dump or WAL archiving (docs/operating.md)")
 	}

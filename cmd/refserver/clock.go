@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -17,7 +19,8 @@ const maxAdvance = 366 * 24 * 3600
 // sandboxClock serves GET and POST /sandbox/clock (sandbox mode only): POST
 // {"advance_seconds": N} moves the service's clock forward for everything
 // that is scheduled, as Stripe's test clocks do; webhook-timestamp stays
-// real time. Both answer {"offset_seconds", "now"}. After a move, due runs
+// real time. Both answer {"offset_seconds", "now"}. A POST whose
+// Content-Type is not application/json is 415 unsupported_media_type. After a move, due runs
 // the work that became due before the answer.
 func sandboxClock(clock *keelpay.OffsetClock, log *slog.Logger, due func(context.Context) error) http.Handler {
 	type state struct {
@@ -45,6 +48,14 @@ func sandboxClock(clock *keelpay.OffsetClock, log *slog.Logger, due func(context
 		case http.MethodGet:
 			reply(w)
 		case http.MethodPost:
+			// As the API: a body is JSON, and says so (a form-encoded
+			// advance_seconds is refused, not misread).
+			mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" || (params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+				fail(w, http.StatusUnsupportedMediaType, keelpay.CodeUnsupportedMediaType, "",
+					"Content-Type must be application/json.")
+				return
+			}
 			var body struct {
 				AdvanceSeconds *float64 `json:"advance_seconds"`
 			}

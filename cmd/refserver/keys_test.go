@@ -56,6 +56,21 @@ func TestKeyFileBesideTheDatabase(t *testing.T) {
 	out, err := runExpectingFailure(copyDir, env)
 	require.Error(t, err)
 	require.Contains(t, out, `the key with id "k1" is not the key this database knows`)
+	// ... and the key it tried is not left beside the copy, where it would
+	// stand in for the real one: the error says what to put there.
+	require.Contains(t, out, "there is no key file keelpay.db.key, so a new key was tried and not saved")
+	_, err = os.Stat(filepath.Join(copyDir, "keelpay.db.key"))
+	require.ErrorIs(t, err, os.ErrNotExist, "a failed start leaves no key file")
+	// With the right key file beside it, the copy serves.
+	keys, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(copyDir, "keelpay.db.key"), keys, 0o600))
+	s = start(t, copyDir, env)
+	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "app_keys", "client_secret": "secret_keys", "webhook_url": "http://127.0.0.1:9/hooks"})
+	require.Equal(t, "store_already_enabled", r.code(), "%v", r.body)
+	require.NotContains(t, stop(t, s), "created a new encryption key file")
+	require.NoError(t, os.Remove(filepath.Join(copyDir, "keelpay.db.key")))
 
 	// Nor with some other key given.
 	k, err := keyring.Generate("other")

@@ -15,7 +15,8 @@
 //	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
 //	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
 //	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,
-//	                                   ./keelpay.sandbox.db); not used with -sandbox-url
+//	                                   ./postgres-DATABASE.sandbox.db, with -SCHEMA added
+//	                                   for a search_path); not used with -sandbox-url
 //	-pprof        KEELPAY_PPROF_ADDR   serve the Go runtime's profiles (net/http/pprof) at this
 //	                                   address, on a listener apart from the API (default off)
 //	-retention    KEELPAY_RETENTION    how long events whose delivery is over are kept: days
@@ -54,7 +55,8 @@
 //	KEELPAY_STRIPE_WEBHOOK_SECRET  the signing secret of its webhook endpoint (whsec_...)
 //	KEELPAY_PUBLIC_URL             the server's public https URL
 //	KEELPAY_STRIPE_API_URL         Stripe's API (default https://api.stripe.com); for a
-//	                               fake of Stripe or stripe-mock in tests
+//	                               fake of Stripe or stripe-mock in tests; shown in the
+//	                               banner and the start's log line when set
 //	KEELPAY_STRIPE_PUBLISHABLE_KEY optional: the account's pk_live_... or pk_test_..., so
 //	                               that the card field captures cards with Stripe.js
 //	KEELPAY_STRIPE_JS_URL          optional: Stripe.js's URL (default
@@ -63,6 +65,10 @@
 //	                               field to Stripe: only for accounts enabled for raw
 //	                               card data APIs, and it puts the server in PCI DSS
 //	                               scope (SAQ D); off, a card number is refused
+//
+// A call Stripe does not answer (unreachable, timed out, 5xx) is answered
+// 503 provider_api_unavailable, or leaves a payment processing, and is
+// logged as "provider unavailable" with its cause, the secrets removed.
 //
 // Stripe sends buyers back after 3D Secure to KEELPAY_PUBLIC_URL +
 // /stripe/return; point the account's webhook endpoint at
@@ -76,6 +82,7 @@
 //
 //	refserver backup [-db PATH] [-key-file FILE] [-sandbox-db PATH] DEST
 //
+// (the flags may also follow DEST)
 // copies a SQLite database (and the sandbox's file beside it, when there is
 // one, to DEST's NAME.sandbox.db) while a server serves from it, with
 // SQLite's VACUUM INTO: one consistent snapshot, checked with PRAGMA

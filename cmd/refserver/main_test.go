@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/keyring"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
 )
 
@@ -234,8 +236,11 @@ func TestSandboxDatabaseDefault(t *testing.T) {
 		"keelpay.db":                        "keelpay.sandbox.db",
 		"/var/lib/keelpay/shop.sqlite":      "/var/lib/keelpay/shop.sandbox.db",
 		"data/keelpay":                      "data/keelpay.sandbox.db",
-		"postgres://app@db.internal/x":      "keelpay.sandbox.db",
-		"postgresql://app@db.internal/x?a=": "keelpay.sandbox.db",
+		"postgres://app@db.internal/x":      "postgres-x.sandbox.db",
+		"postgresql://app@db.internal/x?a=": "postgres-x.sandbox.db",
+		"postgres://app:pw@db.internal:5432/shop?search_path=pay":   "postgres-shop-pay.sandbox.db",
+		"postgres://app@db.internal/../sh op?search_path=a/b%2F..c": "postgres-shop-abc.sandbox.db",
+		"postgres://app@db.internal":                                "postgres.sandbox.db",
 	} {
 		c, err := parseConfig([]string{"-db", db}, func(string) string { return "" }, io.Discard)
 		require.NoError(t, err)
@@ -291,4 +296,28 @@ func TestProfilesOnlyWhereAsked(t *testing.T) {
 	require.NotContains(t, off.curl, "pprof")
 	code, _ = get(off.url + "/debug/pprof/")
 	require.Equal(t, http.StatusNotFound, code)
+}
+
+// TestSandboxDatabaseDefaultPostgres starts a server on PostgreSQL in a
+// folder where a SQLite server keeps its sandbox: the PostgreSQL server's
+// sandbox is a file of its own, named after the database and schema, and
+// the banner says which.
+func TestSandboxDatabaseDefaultPostgres(t *testing.T) {
+	t.Parallel()
+	schema := postgrestest.NewSchema(t)
+	dsn := dsnIn(t, postgrestest.DSN(t), schema)
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	want := "postgres-" + strings.TrimPrefix(u.Path, "/") + "-" + schema + ".sandbox.db"
+
+	dir := t.TempDir()
+	sqliteServer := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=", "KEELPAY_KEY_FILE="})
+	require.FileExists(t, filepath.Join(dir, "keelpay.sandbox.db"))
+	pg := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}, "-db", dsn)
+	require.Contains(t, pg.curl, "its own sandbox in "+want+",")
+	require.FileExists(t, filepath.Join(dir, want))
+	// Both serve their own sandbox side by side.
+	for _, s := range []*started{sqliteServer, pg} {
+		setupShop(t, s, "app_twosandboxes", "http://127.0.0.1:9/webhooks")
+	}
 }

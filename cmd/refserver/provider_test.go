@@ -141,6 +141,7 @@ func TestServesWithStripe(t *testing.T) {
 	s := start(t, dir, env)
 	assert.Contains(t, s.curl, "Stripe account acct_1; public URL https://pay.example;")
 	assert.Contains(t, s.curl, "https://pay.example/stripe/webhook")
+	assert.Contains(t, s.curl, "Stripe's API is "+fake.URL+" here (KEELPAY_STRIPE_API_URL)", "the override is shown")
 	assert.NotContains(t, s.curl, "rk_test_1", "the key is never printed")
 
 	r := must(t, "GET", s.url+"/healthz", "", nil)
@@ -174,4 +175,46 @@ func TestServesWithStripe(t *testing.T) {
 	logs := stop(t, s)
 	assert.NotContains(t, logs, "rk_test_1")
 	assert.NoFileExists(t, filepath.Join(dir, "keelpay.sandbox.db"), "no sandbox with Stripe")
+}
+
+// TestStripeUnreachableIsLogged: with KEELPAY_STRIPE_API_URL pointing
+// where nothing listens, the banner and the start's log show the override,
+// a setup answers 503 provider_api_unavailable (and tells the client no
+// more), and the log says why, under the request's id, without the key,
+// the webhook secret or the client secret.
+func TestStripeUnreachableIsLogged(t *testing.T) {
+	t.Parallel()
+	nowhere := "http://" + freeAddr(t)
+	env := []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key()), "KEELPAY_KEY_FILE=",
+		"KEELPAY_SANDBOX_URL=", "KEELPAY_SANDBOX_DB=", "KEELPAY_STRIPE_API_URL=" + nowhere}
+	for k, v := range stripeEnv() {
+		env = append(env, k+"="+v)
+	}
+	s := start(t, t.TempDir(), env)
+	assert.Contains(t, s.curl, "Stripe's API is "+nowhere+" here (KEELPAY_STRIPE_API_URL)")
+
+	r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		"client_id": "acct_1", "client_secret": "rk_test_storesecret", "webhook_url": "https://store.example/webhooks"})
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "%v", r.body)
+	assert.Equal(t, "provider_api_unavailable", r.code())
+	reqID := r.header.Get("Request-Id")
+	require.NotEmpty(t, reqID)
+
+	logs := stop(t, s)
+	assert.Contains(t, logs, "stripe_api_url="+nowhere, "the start's log line shows the override")
+	var line string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "provider unavailable") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "the cause is logged:\n%s", logs)
+	t.Logf("logged: %s", line)
+	assert.Contains(t, line, "request_id="+reqID)
+	assert.Contains(t, line, "call=CheckApplication")
+	assert.Contains(t, line, "kind=unavailable")
+	assert.Contains(t, line, "connection refused", "the cause itself")
+	for _, secret := range []string{"rk_test_1", "whsec_1", "rk_test_storesecret"} {
+		assert.NotContains(t, logs, secret)
+	}
 }

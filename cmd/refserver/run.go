@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -56,6 +58,13 @@ type config struct {
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("refserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: refserver [flags]                  serve keelpay (sandbox mode unless -provider stripe)\n"+
+			"       refserver backup [flags] DEST     copy a SQLite database (and its sandbox file) while a server serves from it;\n"+
+			"                                         refserver backup -h lists its flags\n"+
+			"       refserver -new-key                print a new encryption key\n\nflags:\n")
+		fs.PrintDefaults()
+	}
 	var c config
 	fs.StringVar(&c.addr, "addr", envOr(getenv, "KEELPAY_ADDR", "127.0.0.1:8080"), "listen address (env KEELPAY_ADDR)")
 	fs.StringVar(&c.db, "db", envOr(getenv, "KEELPAY_DB", "keelpay.db"), "SQLite file path or postgres:// URL (env KEELPAY_DB)")
@@ -70,7 +79,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.sandboxURL, "sandbox-url", getenv("KEELPAY_SANDBOX_URL"),
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
 	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
-		"SQLite file of the sandbox this server owns (env KEELPAY_SANDBOX_DB; default next to a SQLite -db, NAME.sandbox.db)")
+		"SQLite file of the sandbox this server owns (env KEELPAY_SANDBOX_DB; default next to a SQLite -db, NAME.sandbox.db; for PostgreSQL ./postgres-DATABASE[-SCHEMA].sandbox.db)")
 	var retention, sessionRetention string
 	fs.StringVar(&retention, "retention", envOr(getenv, "KEELPAY_RETENTION", "30d"),
 		"how long events whose delivery is over are kept: days (30d), a duration (720h) or forever (env KEELPAY_RETENTION)")
@@ -111,14 +120,42 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 // defaultSandboxDB is where the owned sandbox keeps its state when
 // -sandbox-db is not given: next to a SQLite database, with the database's
-// name and .sandbox.db (keelpay.db: keelpay.sandbox.db); keelpay.sandbox.db
-// in the working directory for PostgreSQL.
+// name and .sandbox.db (keelpay.db: keelpay.sandbox.db). For PostgreSQL it
+// is in the working directory, named after the database and the schema of
+// the URL's search_path (postgres-shop.sandbox.db,
+// postgres-shop-payments.sandbox.db), so that it is never the file of a
+// SQLite server started in the same folder (keelpay.sandbox.db), nor that
+// of a server of another PostgreSQL database.
 func defaultSandboxDB(db string) string {
 	if isPostgres(db) {
-		return "keelpay.sandbox.db"
+		name := "postgres"
+		if u, err := url.Parse(db); err == nil {
+			if d := fileSafe(strings.TrimPrefix(u.Path, "/")); d != "" {
+				name += "-" + d
+			}
+			if sp := fileSafe(u.Query().Get("search_path")); sp != "" {
+				name += "-" + sp
+			}
+		}
+		return name + ".sandbox.db"
 	}
 	base := filepath.Base(db)
 	return filepath.Join(filepath.Dir(db), strings.TrimSuffix(base, filepath.Ext(base))+".sandbox.db")
+}
+
+// fileSafe keeps the letters, digits, _ and - of s (a database or schema
+// name) for a file name, at most 63 of them.
+func fileSafe(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b.WriteRune(c)
+		}
+		if b.Len() == 63 {
+			break
+		}
+	}
+	return b.String()
 }
 
 func isPostgres(dsn string) bool {
@@ -176,34 +213,68 @@ const keyFileSuffix = ".key"
 
 // loadKeyring finds the encryption keys: KEELPAY_ENCRYPTION_KEY, else the
 // key file of -key-file, else (SQLite only) the key file beside the
-// database, which is created when missing. A PostgreSQL database is shared
-// by several processes that must all have the same keys, so for it a key
-// must be given: one process making up its own would lock the others out.
-// created is the path of a key file made now.
-func loadKeyring(cfg config, getenv func(string) string) (kr *keyring.Keyring, created string, err error) {
+// database. A PostgreSQL database is shared by several processes that must
+// all have the same keys, so for it a key must be given: one process making
+// up its own would lock the others out.
+//
+// When the key file beside a SQLite database is missing, a new key is made
+// but not written: pending is the file to write, which run writes only once
+// the database has opened with that key. A start that fails before (a
+// restored copy of a database whose key file was left behind, a busy
+// address) leaves no key file that does not belong to the database.
+func loadKeyring(cfg config, getenv func(string) string) (kr *keyring.Keyring, pending *pendingKeyFile, err error) {
 	env := getenv("KEELPAY_ENCRYPTION_KEY")
 	switch {
 	case env != "" && cfg.keyFile != "":
-		return nil, "", errors.New("give the encryption keys either in KEELPAY_ENCRYPTION_KEY or in a key file (-key-file, KEELPAY_KEY_FILE), not both")
+		return nil, nil, errors.New("give the encryption keys either in KEELPAY_ENCRYPTION_KEY or in a key file (-key-file, KEELPAY_KEY_FILE), not both")
 	case env != "":
 		kr, err := keyring.Parse(env)
 		if err != nil {
-			return nil, "", fmt.Errorf("KEELPAY_ENCRYPTION_KEY: %w", err)
+			return nil, nil, fmt.Errorf("KEELPAY_ENCRYPTION_KEY: %w", err)
 		}
-		return kr, "", nil
+		return kr, nil, nil
 	case cfg.keyFile != "":
 		kr, err := keyring.ReadFile(cfg.keyFile)
-		return kr, "", err
+		return kr, nil, err
 	case isPostgres(cfg.db):
-		return nil, "", errors.New("a PostgreSQL database needs an encryption key, the same for every process on it: " +
+		return nil, nil, errors.New("a PostgreSQL database needs an encryption key, the same for every process on it: " +
 			"set KEELPAY_ENCRYPTION_KEY or -key-file (refserver -new-key prints a new key; see docs/security.md)")
 	}
 	path := cfg.db + keyFileSuffix
-	kr, made, err := keyring.ReadOrCreateFile(path, "k1")
-	if made {
-		created = path
+	kr, err = keyring.ReadFile(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return kr, nil, err
 	}
-	return kr, created, err
+	k, err := keyring.Generate("k1")
+	if err != nil {
+		return nil, nil, err
+	}
+	if kr, err = keyring.New(k); err != nil {
+		return nil, nil, err
+	}
+	return kr, &pendingKeyFile{path: path, key: k}, nil
+}
+
+// pendingKeyFile is a key file loadKeyring made a key for but did not
+// write.
+type pendingKeyFile struct {
+	path string
+	key  keyring.Key
+}
+
+// write creates the file, mode 0600, as keyring.WriteNewFile does; it
+// fails if the file appeared meanwhile.
+func (p *pendingKeyFile) write() error {
+	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("# keelpay encryption keys (id:base64key), the current key first; see docs/security.md.\n" + keyring.Format(p.key) + "\n")
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		os.Remove(p.path)
+		return err
+	}
+	return syncDir(filepath.Dir(p.path))
 }
 
 // run serves until ctx is done, then shuts down gracefully.
@@ -248,7 +319,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
-		prov = stripeAd
+		// Calls Stripe does not answer are logged with their cause.
+		prov = &loggedStripe{Provider: stripeAd, log: log, secrets: []string{cfg.stripe.key, cfg.stripe.webhookSecret}}
 	case cfg.sandboxURL != "":
 		remote, err := httpprovider.New(httpprovider.Config{BaseURL: cfg.sandboxURL})
 		if err != nil {
@@ -257,13 +329,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		prov = remote
 	}
 
-	kr, createdKeyFile, err := loadKeyring(cfg, getenv)
+	kr, pendingKey, err := loadKeyring(cfg, getenv)
 	if err != nil {
 		return fmt.Errorf("encryption key: %w", err)
-	}
-	if createdKeyFile != "" {
-		log.Warn("created a new encryption key file beside the database: back it up with the database, and keep it apart from copies of the database; without it the stored secrets cannot be read",
-			slog.String("key_file", createdKeyFile))
 	}
 	// Traces are exported only when the OTEL_* variables ask for it; what
 	// is buffered is flushed at the very end, after the background work
@@ -286,9 +354,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	db, err := openStorage(ctx, cfg.db, kr, tracerProvider)
 	if err != nil {
+		if pendingKey != nil {
+			return fmt.Errorf("open database: %w (there is no key file %s, so a new key was tried and not saved: "+
+				"put the key file that belongs to this database there, or give -key-file or KEELPAY_ENCRYPTION_KEY)", err, pendingKey.path)
+		}
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer db.Close()
+	if pendingKey != nil {
+		// The database opened with the new key: from now on it is this
+		// database's key.
+		if err := pendingKey.write(); err != nil {
+			return fmt.Errorf("encryption key: write the new key file: %w", err)
+		}
+		log.Warn("created a new encryption key file beside the database: back it up with the database, and keep it apart from copies of the database; without it the stored secrets cannot be read",
+			slog.String("key_file", pendingKey.path))
+	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -429,7 +510,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else {
 		printStripeBanner(stdout, baseURL, cfg.db, cfg.stripe)
 		log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)),
-			slog.String("stripe_account", cfg.stripe.account), slog.String("public_url", cfg.stripe.publicURL))
+			slog.String("stripe_account", cfg.stripe.account), slog.String("public_url", cfg.stripe.publicURL),
+			slog.String("stripe_api_url", stripeAPIShown(cfg.stripe)))
 	}
 
 	serveErr := make(chan error, 1)

@@ -86,6 +86,7 @@ func TestSandboxOpenAPIRoutesAnswerAsDescribed(t *testing.T) {
 		{op: "POST /sandbox/clock", path: "/sandbox/clock", body: map[string]any{"advance_seconds": 60}, status: 200},
 		{op: "POST /sandbox/clock", path: "/sandbox/clock", body: map[string]any{"advance_seconds": 0}, status: 400},
 		{op: "POST /sandbox/clock", path: "/sandbox/clock", body: map[string]any{"seconds": 5}, status: 400},
+		{op: "POST /sandbox/clock", path: "/sandbox/clock", body: url.Values{"advance_seconds": {"60"}}, status: 415},
 		{op: "POST /sandbox/trigger", path: "/sandbox/trigger", key: sk, body: map[string]any{"type": "webhook.test"}, status: 200},
 		{op: "POST /sandbox/trigger", path: "/sandbox/trigger", key: sk, body: map[string]any{"type": "payment_intent.succeeded"}, status: 200},
 		{op: "POST /sandbox/trigger", path: "/sandbox/trigger", key: sk, body: map[string]any{"type": "nope"}, status: 400},

@@ -115,8 +115,21 @@ func mountStripe(mux *http.ServeMux, p *stripe.Provider) {
 func printStripeBanner(w io.Writer, baseURL, db string, s stripeConfig) {
 	fmt.Fprintf(w, "keelpay reference server listening on %s (Stripe account %s; public URL %s; database %s)\n\n",
 		baseURL, s.account, s.publicURL, redactDSN(db))
+	if s.apiURL != "" {
+		fmt.Fprintf(w, "Stripe's API is %s here (KEELPAY_STRIPE_API_URL), not https://api.stripe.com.\n\n", stripeAPIShown(s))
+	}
 	fmt.Fprintf(w, "Point the account's webhook endpoint at %s%s.\n\n", s.publicURL, stripeWebhookPath)
 	fmt.Fprintf(w, "Set up the account's store (client_secret: the key of KEELPAY_STRIPE_KEY; webhook_url: the store's https endpoint):\n\n"+
 		"  curl -s -X POST %s/v1/setup -H 'Content-Type: application/json' \\\n"+
 		"    -d '{\"client_id\":\"%s\",\"client_secret\":\"rk_...\",\"webhook_url\":\"https://store.example/webhooks\"}'\n\n", s.publicURL, s.account)
+}
+
+// stripeAPIShown is the Stripe API the adapter calls, for the banner and
+// the log: KEELPAY_STRIPE_API_URL without any password in it, or Stripe's
+// own.
+func stripeAPIShown(s stripeConfig) string {
+	if s.apiURL == "" {
+		return "https://api.stripe.com"
+	}
+	return redactDSN(s.apiURL)
 }

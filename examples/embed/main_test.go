@@ -81,9 +81,15 @@ func TestProductionWebhookPolicyByDefault(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	var body struct {
 		Error struct {
+			Message string         `json:"message"`
 			Details map[string]any `json:"details"`
 		} `json:"error"`
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	require.Equal(t, "invalid_webhook_url", body.Error.Details["code"])
+	// The message says how a local receiver is allowed, and never echoes
+	// the URL.
+	require.Contains(t, body.Error.Message, "AllowInsecureWebhooks")
+	require.Contains(t, body.Error.Message, "sandbox mode")
+	require.NotContains(t, body.Error.Message, "127.0.0.1:9")
 }

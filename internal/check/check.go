@@ -397,6 +397,11 @@ func WebhookURL(s string, allowInsecure bool) error {
 		msg := "webhook_url must be an absolute https URL of at most 2048 characters, without user info or fragment, to a public host."
 		if allowInsecure {
 			msg = "webhook_url must be an absolute http or https URL of at most 2048 characters, without user info or fragment."
+		} else if fields.WebhookURL(s, true) {
+			// An http URL or a loopback, private or single-label host: fine
+			// for trying keelpay out on one machine, once allowed.
+			msg += " A local receiver (http, localhost or a private address) is accepted only with insecure webhooks allowed: " +
+				"service.Config.AllowInsecureWebhooks, or the reference server in sandbox mode (-provider sandbox, its default)."
 		}
 		return keelpay.InvalidRequest("webhook_url", "invalid_webhook_url", msg)
 	}

@@ -10,6 +10,8 @@
 package tracing
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -61,3 +63,26 @@ func OrNoop(tp trace.TracerProvider) trace.TracerProvider {
 	}
 	return tp
 }
+
+// quietKey marks a context whose work makes no spans.
+type quietKey struct{}
+
+// Quiet returns ctx marked so that keelpay's storage instrumentation (the
+// traced storage's spans and PostgreSQL's statement spans) makes no span
+// for the work done with it: for background work that usually finds
+// nothing to do, such as the webhook dispatcher's poll, so that an idle
+// server exports no trace every second. A span already in ctx is hidden
+// from that work.
+func Quiet(ctx context.Context) context.Context {
+	return trace.ContextWithSpan(context.WithValue(ctx, quietKey{}, true), NonRecording)
+}
+
+// IsQuiet reports whether ctx was made by Quiet.
+func IsQuiet(ctx context.Context) bool {
+	q, _ := ctx.Value(quietKey{}).(bool)
+	return q
+}
+
+// NonRecording is a span that records nothing: what a quiet context's
+// instrumentation starts.
+var NonRecording = trace.SpanFromContext(context.Background())

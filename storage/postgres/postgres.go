@@ -84,7 +84,8 @@ type Config struct {
 	MaxConns int32
 	// Schema, when set, is the only schema on the search_path of every
 	// connection: keelpay's tables are created and used there. It must
-	// exist. Default: the search_path of the DSN when it sets one; else
+	// exist (as must a schema the DSN's search_path names: Open fails
+	// naming it). Default: the search_path of the DSN when it sets one; else
 	// [SchemaDefault] ("keelpay"), created if missing, except for a
 	// database whose keelpay tables were created before that default, in
 	// the server's search_path (usually public): they stay there.
@@ -424,9 +425,35 @@ func currentSchema(ctx context.Context, conn *pgx.Conn) (string, error) {
 		return "", fmt.Errorf("postgres: %w", mapErr(err))
 	}
 	if schema == "" {
-		return "", errors.New("postgres: no schema of the search_path exists")
+		return "", missingSchema(ctx, conn)
 	}
 	return schema, nil
+}
+
+// missingSchema is the error of a search_path none of whose schemas
+// exists (a DSN's &search_path=<schema>, or Config.Schema, naming a schema
+// not created yet): it names the schema and says how to create it. keelpay
+// creates only its own default schema: a schema named by hand is not
+// created, so that a misspelt name fails instead of starting an empty
+// database beside the real one.
+func missingSchema(ctx context.Context, conn *pgx.Conn) error {
+	var path string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('search_path')`).Scan(&path); err != nil {
+		return fmt.Errorf("postgres: no schema of the search_path exists: %w", mapErr(err))
+	}
+	var first string
+	for part := range strings.SplitSeq(path, ",") {
+		if part = strings.TrimSpace(part); part != "" && part != `"$user"` && part != "$user" {
+			first = part
+			break
+		}
+	}
+	if first == "" {
+		return fmt.Errorf("postgres: no schema of the search_path (%s) exists", path)
+	}
+	return fmt.Errorf("postgres: the schema %s of the search_path (%s) does not exist, and keelpay creates only its own default schema %q: "+
+		"create it first (CREATE SCHEMA %s; for example psql \"$DB\" -c 'CREATE SCHEMA %s'), "+
+		"or leave search_path out of the DSN for the schema %q, created when missing", first, path, SchemaDefault, first, first, SchemaDefault)
 }
 
 // Ping checks that a pooled connection answers, with an empty statement.

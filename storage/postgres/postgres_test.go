@@ -66,7 +66,8 @@ func TestOpenErrors(t *testing.T) {
 	_, err = postgres.Open(ctx, postgres.Config{DSN: "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", Keyring: keyringtest.Keyring()})
 	require.Error(t, err)
 	_, err = postgres.Open(ctx, postgres.Config{DSN: postgrestest.DSN(t), Keyring: keyringtest.Keyring(), Schema: "kp_does_not_exist"})
-	require.ErrorContains(t, err, "no schema")
+	require.ErrorContains(t, err, `the schema "kp_does_not_exist" of the search_path`)
+	require.ErrorContains(t, err, `CREATE SCHEMA "kp_does_not_exist"`)
 }
 
 func TestTimesAreUTCMicroseconds(t *testing.T) {

@@ -130,3 +130,41 @@ func TestOwnToolAppliesTheMigrations(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, schema+"."+postgres.MigrationsTable).Scan(&exists))
 	require.False(t, exists, "SkipMigrations creates no table of its own")
 }
+
+// A DSN whose search_path names a schema that does not exist fails to
+// open with an error that names the schema and says how to create it; the
+// schema is not created (a misspelt name must not start an empty keelpay
+// beside the real one). Once created, the same DSN opens.
+func TestMissingSearchPathSchemaIsNamed(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", "payments")
+	u.RawQuery = q.Encode()
+	withSchema := u.String()
+	ctx := context.Background()
+
+	_, err = postgres.Open(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: withSchema, MaxConns: 2})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "the schema payments of the search_path (payments) does not exist")
+	require.Contains(t, err.Error(), "CREATE SCHEMA payments")
+	require.NotContains(t, err.Error(), u.Host, "the DSN is not in the error")
+	// Config.Schema is the same rule.
+	_, err = postgres.Open(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: dsn, Schema: "payments", MaxConns: 2})
+	require.ErrorContains(t, err, "CREATE SCHEMA")
+
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var n int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname = 'payments'`).Scan(&n))
+	require.Zero(t, n, "the schema is not created for the DSN")
+	_, err = conn.Exec(ctx, `CREATE SCHEMA payments`)
+	require.NoError(t, err)
+	db, err := postgres.Open(ctx, postgres.Config{Keyring: keyringtest.Keyring(), DSN: withSchema, MaxConns: 2})
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, "payments", currentSchema(t, db))
+}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/tracing"
 )
 
 // pgxTracer makes a client span of each statement ("postgres SELECT"),
@@ -45,6 +46,11 @@ func newPgxTracer(tp trace.TracerProvider) pgx.QueryTracer {
 var dbSystem = attribute.String("db.system.name", "postgresql")
 
 func (t pgxTracer) start(ctx context.Context, name string) (context.Context, trace.Span) {
+	if tracing.IsQuiet(ctx) {
+		// Work that makes no spans (an idle dispatcher's poll): the
+		// context's span is already the non-recording one.
+		return ctx, tracing.NonRecording
+	}
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(dbSystem))
 }
 

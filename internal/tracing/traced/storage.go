@@ -20,6 +20,7 @@ func Storage(db storage.Storage, tracer trace.Tracer) storage.Storage {
 	if tracer == nil {
 		return db
 	}
+	tracer = quietable{tracer}
 	s := tracedStorage{executor: executor{Executor: db, tracer: tracer}, db: db}
 	if w, ok := db.(storage.StoreWatcher); ok {
 		return watchingStorage{s, w}
@@ -85,4 +86,15 @@ func endStorage(span trace.Span, err error) {
 		}
 	}
 	span.End()
+}
+
+// quietable is a tracer that starts no span for a context marked with
+// tracing.Quiet.
+type quietable struct{ trace.Tracer }
+
+func (q quietable) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if tracing.IsQuiet(ctx) {
+		return ctx, tracing.NonRecording
+	}
+	return q.Tracer.Start(ctx, name, opts...)
 }

@@ -58,3 +58,54 @@ func TestRunSaysWhatSkipped(t *testing.T) {
 		t.Errorf("a failed test is not reported as skipped:\n%s", out)
 	}
 }
+
+// TestSkipLineThroughTheGoCommand checks what the README says of the skip
+// line, through the go command as a reader or CI runs it, with output
+// piped and no controlling terminal (setsid: as in CI): go test -v and
+// go test -json show the line, and the README's grep finds it; a plain
+// go test shows only "ok" (the go command drops a passing package's
+// output, stdout and stderr alike), which is why the README sends readers
+// without a terminal to -v or KEELPAY_REQUIRE_POSTGRES=1.
+func TestSkipLineThroughTheGoCommand(t *testing.T) {
+	if os.Getenv(childEnv) == "1" {
+		t.Skip("not in the child")
+	}
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("needs setsid")
+	}
+	env := []string{childEnv + "=1"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, postgrestest.EnvDSN+"=") && !strings.HasPrefix(kv, postgrestest.EnvRequire+"=") {
+			env = append(env, kv)
+		}
+	}
+	goTest := func(pipeline string) string {
+		t.Helper()
+		cmd := exec.Command("setsid", "bash", "-o", "pipefail", "-c",
+			"go test -count=1 -run '^TestChildNeedsPostgres$' "+pipeline)
+		cmd.Env = env
+		cmd.Stdin = nil
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", pipeline, err, out)
+		}
+		return string(out)
+	}
+	line := "storage/postgres/postgrestest: 1 PostgreSQL test skipped: KEELPAY_TEST_POSTGRES is not set"
+	if out := goTest("-v . | cat"); !strings.Contains(out, line) {
+		t.Errorf("go test -v, piped, does not show the line:\n%s", out)
+	}
+	if out := goTest("-json . | cat"); !strings.Contains(out, "1 PostgreSQL test skipped") {
+		t.Errorf("go test -json does not show the line:\n%s", out)
+	}
+	// The README's command.
+	if out := goTest("-v ./ | grep 'PostgreSQL test'"); !strings.Contains(out, line) {
+		t.Errorf("the README's grep does not find the line:\n%s", out)
+	}
+	if out := goTest(". | cat"); strings.Contains(out, "PostgreSQL test") {
+		t.Logf("the go command now shows a passing package's output; the README can say so:\n%s", out)
+	}
+}
