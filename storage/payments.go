@@ -86,12 +86,15 @@ type PaymentQueries interface {
 
 	// CustomerErase removes the personal data of a store's customer from
 	// its payment intents and card sessions: the customer's name, email
-	// and phone, and the intents' billing details, become empty. The
-	// customer id and everything else stays. An intent's version moves,
+	// and phone, and the intents' billing details, become empty, and an
+	// open card session becomes expired. The customer id and everything
+	// else stays. An intent's version moves,
 	// so that a concurrent PaymentIntentUpdate that read it before cannot
 	// write the data back (it gets ErrConflict). Saved cards are not
 	// touched: the service deletes them one by one, after the provider
-	// forgot them.
+	// forgot them. Called outside a transaction, an adapter whose files
+	// keep old row versions may also wipe them once the erasure committed
+	// (storage/sqlite empties its write-ahead log).
 	CustomerErase(ctx context.Context, storeID, customerID string) (CustomerErasure, error)
 
 	// PaymentIntentInsert adds a payment intent. ErrDuplicate when its id

@@ -349,6 +349,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		gotCS, err := db.CardSessionGet(ctx, s.ID, cs.ID)
 		require.NoError(t, err)
 		require.Equal(t, keelpay.Customer{ID: "cus_1"}, gotCS.Customer)
+		require.Equal(t, keelpay.CardSessionExpired, gotCS.Status, "an open session can no longer save a card")
 		require.Equal(t, cs.ClientSecret, gotCS.ClientSecret)
 
 		for _, p := range []*keelpay.PaymentIntent{keep, theirs} {
@@ -359,6 +360,7 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		gotCS, err = db.CardSessionGet(ctx, other.ID, theirCS.ID)
 		require.NoError(t, err)
 		require.Equal(t, theirCS.Customer, gotCS.Customer, "another store's customer of the same id")
+		require.Equal(t, keelpay.CardSessionOpen, gotCS.Status)
 
 		e, err = db.CustomerErase(ctx, s.ID, "cus_9")
 		require.NoError(t, err)

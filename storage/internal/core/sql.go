@@ -41,7 +41,8 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.IntentErase, `UPDATE payment_intents SET customer_name = '', customer_email = '', customer_phone = '',
 		billing_country = '', billing_state = '', billing_postal_code = '', version = version + 1
 		WHERE store_id = `+p(1)+` AND customer_id = `+p(2))
-	set(&s.CardSessionErase, `UPDATE card_sessions SET customer_name = '', customer_email = '', customer_phone = ''
+	set(&s.CardSessionErase, `UPDATE card_sessions SET customer_name = '', customer_email = '', customer_phone = '',
+		status = CASE WHEN status = 'open' THEN 'expired' ELSE status END
 		WHERE store_id = `+p(1)+` AND customer_id = `+p(2))
 
 	set(&s.IntentInsert, insert("payment_intents", IntentColumns, intentColumnCount))
