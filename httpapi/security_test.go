@@ -185,6 +185,7 @@ func TestPublishableKeyOnSecretKeyRoutes(t *testing.T) {
 		"/v1/payment_intents/{id}/cancel":  intent.str("id"),
 		"/v1/refunds/{id}":                 refund.str("id"),
 		"/v1/card_sessions/{id}/cards":     session.str("id"),
+		"/v1/customers/{id}/erase":         custID,
 	}
 	raw, err := os.ReadFile(filepath.Join("..", "docs", "openapi.json"))
 	require.NoError(t, err)
@@ -232,7 +233,11 @@ func TestPublishableKeyOnSecretKeyRoutes(t *testing.T) {
 			checked++
 		}
 	}
-	require.Equal(t, 16, checked, "setup, the fourteen routes that need the secret key, and the intent read")
+	require.Equal(t, 19, checked, "setup, the seventeen routes that need the secret key, and the intent read")
+	// The card the publishable key tried to delete, and its customer's
+	// data it tried to erase, are still there.
+	require.Equal(t, http.StatusOK, b.do(t, req{method: "GET", path: "/v1/cards/" + card.str("id"), key: s.sk}).Status)
+	require.Equal(t, custName, b.getIntent(t, s, intent.str("id")).Body["customer"].(map[string]any)["name"])
 	// Nothing changed: the intent is still succeeded, the store keeps its
 	// webhook URL.
 	require.Equal(t, "succeeded", b.getIntent(t, s, intent.str("id")).str("status"))

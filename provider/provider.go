@@ -336,6 +336,20 @@ type BrowserCapture interface {
 	BrowserElement(ctx context.Context, merchantID string) (*Element, error)
 }
 
+// CardDetacher is implemented by providers that can forget a saved card:
+// the service calls DetachCard when a store deletes a card, or erases its
+// customer's data, before it deletes the card itself, so that the token can
+// no longer be charged at the provider either. Detaching a token that the
+// provider no longer knows, or detached already, returns nil: the service
+// repeats a deletion whose first run failed after the provider answered.
+// An error means nothing changed at the provider (an [*Error]; the service
+// answers 503 for [KindUnavailable] and changes nothing either). With a
+// provider that does not implement it, a deleted card is only forgotten by
+// keelpay.
+type CardDetacher interface {
+	DetachCard(ctx context.Context, merchantID, token string) error
+}
+
 // Element kinds of [Element.Kind]: which protocol the hosted card field
 // speaks with the provider's script.
 const (

@@ -18,6 +18,26 @@ type PaymentIntentListParams struct {
 	EndingBefore  string
 }
 
+// CardListParams selects a page of a customer's saved cards.
+type CardListParams struct {
+	StoreID    string
+	CustomerID string
+	// Limit is the most cards returned (1 to 100).
+	Limit int
+	// StartingAfter and EndingBefore are card ids (at most one is set):
+	// the page after (older than) or before (newer than) that card.
+	StartingAfter string
+	EndingBefore  string
+}
+
+// CustomerErasure counts what [PaymentQueries.CustomerErase] changed.
+type CustomerErasure struct {
+	// PaymentIntents and CardSessions are the rows whose personal data
+	// was removed (rows that had none left count too).
+	PaymentIntents int
+	CardSessions   int
+}
+
 // PaymentIntentCounts counts every store's payment intents, for metrics.
 type PaymentIntentCounts struct {
 	// ByStatus has an entry for each status that occurs.
@@ -55,6 +75,27 @@ type PaymentQueries interface {
 	// CardUpdateStatus sets a card's status; ErrNotFound when the store
 	// has no such card.
 	CardUpdateStatus(ctx context.Context, storeID, id string, status keelpay.CardStatus) error
+	// CardList returns a page of the cards of a store's customer, newest
+	// first (by created_at, then id), and whether there are more beyond it
+	// in the direction of travel. A cursor that is not a card of that
+	// customer of the store is ErrNotFound.
+	CardList(ctx context.Context, p CardListParams) (cards []*keelpay.Card, hasMore bool, err error)
+	// CardDelete removes a card of a store for good, its provider token
+	// with it. ErrNotFound when the store has no such card.
+	CardDelete(ctx context.Context, storeID, id string) error
+
+	// CustomerErase removes the personal data of a store's customer from
+	// its payment intents and card sessions: the customer's name, email
+	// and phone, and the intents' billing details, become empty, and an
+	// open card session becomes expired. The customer id and everything
+	// else stays. An intent's version moves,
+	// so that a concurrent PaymentIntentUpdate that read it before cannot
+	// write the data back (it gets ErrConflict). Saved cards are not
+	// touched: the service deletes them one by one, after the provider
+	// forgot them. Called outside a transaction, an adapter whose files
+	// keep old row versions may also wipe them once the erasure committed
+	// (storage/sqlite empties its write-ahead log).
+	CustomerErase(ctx context.Context, storeID, customerID string) (CustomerErasure, error)
 
 	// PaymentIntentInsert adds a payment intent. ErrDuplicate when its id
 	// is taken.

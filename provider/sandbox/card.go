@@ -165,6 +165,29 @@ func (s *Sandbox) SaveCard(_ context.Context, r provider.SaveCardRequest) (*prov
 	return &saved, nil
 }
 
+// DetachCard forgets a saved card of the merchant
+// ([provider.CardDetacher]): later charges of its token fail with
+// card_unavailable, as a card the bank stopped does. The card's row stays,
+// so that its earlier charges can still be looked up and refunded. A token
+// the sandbox does not know for the merchant, or detached already, is
+// nil.
+func (s *Sandbox) DetachCard(_ context.Context, merchantID, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refuseWork(); err != nil {
+		return err
+	}
+	if merchantID == "" {
+		return invalidRequest("a merchant id is required")
+	}
+	err := s.inTx(func(t tx) error {
+		_, err := t.ExecContext(t.ctx, qDetachCard, string(unavailable), token, merchantID)
+		return dbErr(err)
+	})
+	delete(s.cards, token)
+	return err
+}
+
 // tokenise saves the card r for merchantID, or returns why it is refused:
 // the typed card, or the payment method that the sandbox's element made
 // for the merchant (r.PaymentMethod), with the same test-card behaviours.

@@ -528,3 +528,41 @@ func TestVoidsThatDoNotHold(t *testing.T) {
 		require.Len(t, notified, 1)
 	})
 }
+
+// A detached card can no longer be charged (card_unavailable), while its
+// earlier charge stays known; detaching is idempotent, another merchant
+// cannot detach it, and an unavailable sandbox detaches nothing.
+func TestDetachedCardIsUnavailable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var _ provider.CardDetacher = b.sb
+	saved, err := b.sb.SaveCard(b.ctx, provider.SaveCardRequest{MerchantID: merchant, Number: sandbox.CardVisa, ExpMonth: 1, ExpYear: 2031})
+	require.NoError(t, err)
+	charge := func(attempt string) *provider.ChargeResult {
+		t.Helper()
+		got, err := b.sb.Charge(b.ctx, provider.ChargeRequest{MerchantID: merchant, AttemptID: attempt,
+			CardToken: saved.Token, Amount: 100, Currency: "EUR"})
+		require.NoError(t, err)
+		return got
+	}
+	require.Equal(t, provider.ChargeSucceeded, charge("att_before").Status)
+
+	b.sb.SetUnavailable(true)
+	err = b.sb.DetachCard(b.ctx, merchant, saved.Token)
+	require.Equal(t, provider.KindUnavailable, provider.KindOf(err))
+	b.sb.SetUnavailable(false)
+	require.Equal(t, provider.ChargeSucceeded, charge("att_still").Status, "a refused detach changed nothing")
+
+	require.NoError(t, b.sb.DetachCard(b.ctx, "merch_other", saved.Token))
+	require.Equal(t, provider.ChargeSucceeded, charge("att_other_merchant").Status, "another merchant detached nothing")
+
+	require.NoError(t, b.sb.DetachCard(b.ctx, merchant, saved.Token))
+	got := charge("att_after")
+	require.Equal(t, provider.ChargeFailed, got.Status)
+	require.Equal(t, provider.FailureCardUnavailable, got.Failure.Code)
+	require.NoError(t, b.sb.DetachCard(b.ctx, merchant, saved.Token), "detached already")
+	require.NoError(t, b.sb.DetachCard(b.ctx, merchant, "tok_unknown"), "an unknown token")
+	before, err := b.sb.LookupCharge(b.ctx, merchant, "att_before")
+	require.NoError(t, err)
+	require.Equal(t, provider.ChargeSucceeded, before.Status)
+}

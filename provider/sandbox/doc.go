@@ -36,7 +36,9 @@
 // [CardOutcomeUnknown], ...). A card charged as a new card is tokenised
 // first, so [CardRejected] is a failed charge with card_rejected there and a
 // [provider.KindCardRejected] error from SaveCard. [CardUnavailable] fails
-// only when charged as a saved card.
+// only when charged as a saved card. The sandbox implements
+// [provider.CardDetacher]: a card a store deleted ([Sandbox.DetachCard])
+// fails as [CardUnavailable] does at every later charge.
 //
 // # The browser element
 //

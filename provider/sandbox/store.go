@@ -121,8 +121,9 @@ const chargeColumns = `merchant_id, attempt_id, card_token, challenge_id, deadli
 const (
 	qSaveCard = `INSERT INTO sandbox_cards (token, merchant_id, behavior, brand, last4, exp_month, exp_year)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	qCard   = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`
-	qSavePM = `INSERT INTO sandbox_payment_methods (id, merchant_id, behavior, brand, last4, exp_month, exp_year)
+	qDetachCard = `UPDATE sandbox_cards SET behavior = ? WHERE token = ? AND merchant_id = ?`
+	qCard       = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_cards WHERE token = ?`
+	qSavePM     = `INSERT INTO sandbox_payment_methods (id, merchant_id, behavior, brand, last4, exp_month, exp_year)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
 	qPM         = `SELECT merchant_id, behavior, brand, last4, exp_month, exp_year FROM sandbox_payment_methods WHERE id = ?`
 	qSaveCharge = `INSERT INTO sandbox_charges
@@ -149,7 +150,7 @@ const (
 // (after idle).
 func prepare(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt, error) {
 	stmts := map[string]*sql.Stmt{}
-	for _, q := range []string{qSaveCard, qCard, qSavePM, qPM, qSaveCharge, qCharge, qChargeByChallenge, qDueCharges, qDueRefunds, qSaveRefund, qRefund} {
+	for _, q := range []string{qSaveCard, qDetachCard, qCard, qSavePM, qPM, qSaveCharge, qCharge, qChargeByChallenge, qDueCharges, qDueRefunds, qSaveRefund, qRefund} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			for _, st := range stmts {

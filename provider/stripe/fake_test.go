@@ -325,6 +325,7 @@ var (
 	pathPICancel = regexp.MustCompile(`^/v1/payment_intents/(pi_\w+)/cancel$`)
 	pathUpdate   = regexp.MustCompile(`^/v1/(customers|payment_methods|payment_intents|refunds)/([\w]+)$`)
 	pathPM       = regexp.MustCompile(`^/v1/payment_methods/(pm_\w+)$`)
+	pathPMDetach = regexp.MustCompile(`^/v1/payment_methods/(pm_\w+)/detach$`)
 	pathEvent    = regexp.MustCompile(`^/v1/events/(\w+)$`)
 	searchQuery  = regexp.MustCompile(`^metadata\['([\w]+)'\]:'([\w]+)'$`)
 )
@@ -602,6 +603,21 @@ func (f *fakeStripe) route(acct *fakeAccount, r *http.Request) (int, any, *fakeE
 		if pm == nil || pm["_account"] != acct.id {
 			return 0, nil, stripeError(404, "invalid_request_error", "resource_missing", "No such PaymentMethod: '"+pathPM.FindStringSubmatch(p)[1]+"'"), false
 		}
+		return 200, publicPM(pm), nil, false
+	case r.Method == http.MethodPost && pathPMDetach.MatchString(p):
+		// docs.stripe.com/api/payment_methods/detach: another account's or
+		// an unknown PaymentMethod is not found; one attached to no
+		// Customer cannot be detached; a detached one is no longer charged
+		// for its Customer.
+		id := pathPMDetach.FindStringSubmatch(p)[1]
+		pm := f.pms[id]
+		if pm == nil || pm["_account"] != acct.id {
+			return 0, nil, stripeError(404, "invalid_request_error", "resource_missing", "No such PaymentMethod: '"+id+"'"), false
+		}
+		if pm["customer"] == nil {
+			return 0, nil, stripeError(400, "invalid_request_error", "", "The payment method you provided is not attached to a customer so detachment is impossible."), false
+		}
+		delete(pm, "customer")
 		return 200, publicPM(pm), nil, false
 	case r.Method == http.MethodGet && pathEvent.MatchString(p):
 		// docs.stripe.com/api/events/retrieve: an event is read back by

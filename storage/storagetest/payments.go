@@ -240,6 +240,133 @@ func testPayments(t *testing.T, newStorage NewStorage) {
 		require.Equal(t, keelpay.CardUnavailable, got.Status)
 	})
 
+	t.Run("CardListPagesAndDelete", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		other := insertStore(t, db)
+		// Five cards of cus_1, oldest first; two share a created_at, which
+		// the id orders. Another customer's and another store's card are
+		// never listed.
+		var ids []string
+		for _, at := range []time.Duration{0, time.Second, time.Second, 2 * time.Second, 3 * time.Second} {
+			c := newCard(s.ID, t0.Add(at))
+			require.NoError(t, db.CardInsert(ctx, c))
+			ids = append(ids, c.ID)
+		}
+		if ids[2] < ids[1] {
+			ids[1], ids[2] = ids[2], ids[1] // the larger id is the newer
+		}
+		c := newCard(s.ID, t0.Add(time.Hour))
+		c.CustomerID = "cus_2"
+		require.NoError(t, db.CardInsert(ctx, c))
+		require.NoError(t, db.CardInsert(ctx, newCard(other.ID, t0.Add(time.Hour))))
+
+		list := func(p storage.CardListParams) ([]string, bool) {
+			t.Helper()
+			p.StoreID, p.CustomerID = s.ID, "cus_1"
+			cards, more, err := db.CardList(ctx, p)
+			require.NoError(t, err)
+			var got []string
+			for _, c := range cards {
+				got = append(got, c.ID)
+			}
+			return got, more
+		}
+		got, more := list(storage.CardListParams{Limit: 3})
+		require.Equal(t, []string{ids[4], ids[3], ids[2]}, got)
+		require.True(t, more)
+		got, more = list(storage.CardListParams{Limit: 3, StartingAfter: ids[2]})
+		require.Equal(t, []string{ids[1], ids[0]}, got)
+		require.False(t, more)
+		got, more = list(storage.CardListParams{Limit: 2, EndingBefore: ids[1]})
+		require.Equal(t, []string{ids[3], ids[2]}, got)
+		require.True(t, more)
+		got, more = list(storage.CardListParams{Limit: 10, EndingBefore: ids[4]})
+		require.Empty(t, got)
+		require.False(t, more)
+		first, err := db.CardGet(ctx, s.ID, ids[4])
+		require.NoError(t, err)
+		all, _, err := db.CardList(ctx, storage.CardListParams{StoreID: s.ID, CustomerID: "cus_1", Limit: 1})
+		require.NoError(t, err)
+		if diff := cmp.Diff([]*keelpay.Card{first}, all); diff != "" {
+			t.Errorf("CardList reads the card whole (-want +got):\n%s", diff)
+		}
+
+		for _, cursor := range []string{c.ID, keelpay.NewID(keelpay.PrefixCard)} {
+			_, _, err := db.CardList(ctx, storage.CardListParams{StoreID: s.ID, CustomerID: "cus_1", Limit: 3, StartingAfter: cursor})
+			require.ErrorIs(t, err, storage.ErrNotFound, "a cursor that is not this customer's card")
+		}
+		none, more, err := db.CardList(ctx, storage.CardListParams{StoreID: other.ID, CustomerID: "cus_2", Limit: 3})
+		require.NoError(t, err)
+		require.Empty(t, none, "another store's customer of the same id")
+		require.False(t, more)
+
+		require.ErrorIs(t, db.CardDelete(ctx, other.ID, ids[2]), storage.ErrNotFound, "another store's card")
+		require.NoError(t, db.CardDelete(ctx, s.ID, ids[2]))
+		_, err = db.CardGet(ctx, s.ID, ids[2])
+		require.ErrorIs(t, err, storage.ErrNotFound)
+		require.ErrorIs(t, db.CardDelete(ctx, s.ID, ids[2]), storage.ErrNotFound, "deleted already")
+		got, more = list(storage.CardListParams{Limit: 10})
+		require.Equal(t, []string{ids[4], ids[3], ids[1], ids[0]}, got)
+		require.False(t, more)
+		_, _, err = db.CardList(ctx, storage.CardListParams{StoreID: s.ID, CustomerID: "cus_1", Limit: 3, StartingAfter: ids[2]})
+		require.ErrorIs(t, err, storage.ErrNotFound, "a deleted card as the cursor")
+	})
+
+	t.Run("CustomerErase", func(t *testing.T) {
+		t.Parallel()
+		db := newStorage(t)
+		s := insertStore(t, db)
+		other := insertStore(t, db)
+		pi := fullIntent(s.ID, t0)
+		keep := NewIntentRecord(s.ID, t0)
+		keep.Customer = keelpay.Customer{ID: "cus_2", Name: "John Doe", Email: "john@example.com", Phone: "+4915100000000"}
+		theirs := NewIntentRecord(other.ID, t0)
+		for _, p := range []*keelpay.PaymentIntent{pi, keep, theirs} {
+			require.NoError(t, db.PaymentIntentInsert(ctx, p))
+		}
+		cs := newCardSession(s.ID, t0)
+		theirCS := newCardSession(other.ID, t0)
+		require.NoError(t, db.CardSessionInsert(ctx, cs))
+		require.NoError(t, db.CardSessionInsert(ctx, theirCS))
+
+		e, err := db.CustomerErase(ctx, s.ID, "cus_1")
+		require.NoError(t, err)
+		require.Equal(t, storage.CustomerErasure{PaymentIntents: 1, CardSessions: 1}, e)
+
+		want := *pi
+		want.Customer = keelpay.Customer{ID: "cus_1"}
+		want.Billing = nil
+		want.Version = pi.Version + 1
+		got, err := db.PaymentIntentGet(ctx, s.ID, pi.ID)
+		require.NoError(t, err)
+		if diff := cmp.Diff(&want, got); diff != "" {
+			t.Errorf("erased intent (-want +got):\n%s", diff)
+		}
+		require.ErrorIs(t, db.PaymentIntentUpdate(ctx, pi, pi.Version), storage.ErrConflict,
+			"an update read before the erasure does not write the data back")
+		gotCS, err := db.CardSessionGet(ctx, s.ID, cs.ID)
+		require.NoError(t, err)
+		require.Equal(t, keelpay.Customer{ID: "cus_1"}, gotCS.Customer)
+		require.Equal(t, keelpay.CardSessionExpired, gotCS.Status, "an open session can no longer save a card")
+		require.Equal(t, cs.ClientSecret, gotCS.ClientSecret)
+
+		for _, p := range []*keelpay.PaymentIntent{keep, theirs} {
+			got, err := db.PaymentIntentGet(ctx, p.StoreID, p.ID)
+			require.NoError(t, err)
+			require.Equal(t, p.Customer, got.Customer, "another customer's intent is kept")
+		}
+		gotCS, err = db.CardSessionGet(ctx, other.ID, theirCS.ID)
+		require.NoError(t, err)
+		require.Equal(t, theirCS.Customer, gotCS.Customer, "another store's customer of the same id")
+		require.Equal(t, keelpay.CardSessionOpen, gotCS.Status)
+
+		e, err = db.CustomerErase(ctx, s.ID, "cus_9")
+		require.NoError(t, err)
+		require.Zero(t, e)
+	})
+
 	t.Run("PaymentIntentInsertAndGet", func(t *testing.T) {
 		t.Parallel()
 		db := newStorage(t)

@@ -195,6 +195,27 @@ func (x executor) CardUpdateStatus(ctx context.Context, storeID, id string, stat
 	return err
 }
 
+func (x executor) CardList(ctx context.Context, p storage.CardListParams) ([]*keelpay.Card, bool, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.CardList")
+	r0, r1, err := x.Executor.CardList(ctx, p)
+	endStorage(span, err)
+	return r0, r1, err
+}
+
+func (x executor) CardDelete(ctx context.Context, storeID, id string) error {
+	ctx, span := x.tracer.Start(ctx, "storage.CardDelete")
+	err := x.Executor.CardDelete(ctx, storeID, id)
+	endStorage(span, err)
+	return err
+}
+
+func (x executor) CustomerErase(ctx context.Context, storeID, customerID string) (storage.CustomerErasure, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.CustomerErase")
+	r0, err := x.Executor.CustomerErase(ctx, storeID, customerID)
+	endStorage(span, err)
+	return r0, err
+}
+
 func (x executor) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error {
 	ctx, span := x.tracer.Start(ctx, "storage.PaymentIntentInsert")
 	err := x.Executor.PaymentIntentInsert(ctx, pi)

@@ -17,7 +17,9 @@ import (
 // "provider.LookupRefund", "provider.SaveCard",
 // "provider.CheckApplication" and, for a provider with a browser element
 // ([provider.BrowserCapture], which the wrapper keeps),
-// "provider.BrowserElement". A span carries the attempt id (the call's
+// "provider.BrowserElement", and for a provider that detaches cards
+// ([provider.CardDetacher], which the wrapper keeps too),
+// "provider.DetachCard". A span carries the attempt id (the call's
 // idempotency key) where the call has one, and the outcome: the charge's
 // or refund's status, or the kind of the provider's error. Never the
 // card, the credentials or the amounts. With a nil tracer it returns p
@@ -27,12 +29,41 @@ func Provider(p provider.Provider, tracer trace.Tracer) provider.Provider {
 		return p
 	}
 	t := tracedProvider{p: p, tracer: tracer}
-	if bc, ok := p.(provider.BrowserCapture); ok {
-		// The hosted card field asks for the provider's element: a
-		// wrapper that hid it would make the card field take the number.
+	// The hosted card field asks for the provider's element: a wrapper
+	// that hid it would make the card field take the number. A wrapper
+	// that hid the detacher would leave deleted cards chargeable at the
+	// provider.
+	bc, capture := p.(provider.BrowserCapture)
+	cd, detach := p.(provider.CardDetacher)
+	switch {
+	case capture && detach:
+		return struct {
+			tracedCapture
+			tracedDetach
+		}{tracedCapture{tracedProvider: t, bc: bc}, tracedDetach{t: t, cd: cd}}
+	case capture:
 		return tracedCapture{tracedProvider: t, bc: bc}
+	case detach:
+		return struct {
+			tracedProvider
+			tracedDetach
+		}{t, tracedDetach{t: t, cd: cd}}
 	}
 	return t
+}
+
+// tracedDetach adds a traced [provider.CardDetacher] to a traced
+// provider, with a "provider.DetachCard" span.
+type tracedDetach struct {
+	t  tracedProvider
+	cd provider.CardDetacher
+}
+
+func (d tracedDetach) DetachCard(ctx context.Context, merchantID, token string) error {
+	ctx, span := d.t.start(ctx, "provider.DetachCard", "")
+	err := d.cd.DetachCard(ctx, merchantID, token)
+	endProvider(span, "", err)
+	return err
 }
 
 // tracedCapture is a traced provider that keeps its

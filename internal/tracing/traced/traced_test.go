@@ -2,6 +2,7 @@ package traced_test
 
 import (
 	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -73,7 +74,30 @@ func TestWrappersOnlyWithATracer(t *testing.T) {
 	require.Equal(t, provider.ElementSandbox, el.Kind)
 	_, ok = traced.Provider(plainProvider{}, tr).(provider.BrowserCapture)
 	require.False(t, ok, "the wrapper claims BrowserCapture for a provider without it")
+
+	// So does a provider's card detacher, alone or with an element.
+	for _, p := range []provider.Provider{detaching{}, capturingDetaching{}} {
+		d, ok := traced.Provider(p, tr).(provider.CardDetacher)
+		require.True(t, ok, "the wrapper hides CardDetacher of %T", p)
+		require.ErrorIs(t, d.DetachCard(context.Background(), "m", "tok"), errDetached)
+	}
+	_, ok = traced.Provider(capturingDetaching{}, tr).(provider.BrowserCapture)
+	require.True(t, ok, "the wrapper hides BrowserCapture of a provider that detaches too")
+	for _, p := range []provider.Provider{plainProvider{}, capturing{}} {
+		_, ok = traced.Provider(p, tr).(provider.CardDetacher)
+		require.False(t, ok, "the wrapper claims CardDetacher for %T", p)
+	}
 }
+
+var errDetached = errors.New("detached")
+
+type detaching struct{ provider.Provider }
+
+func (detaching) DetachCard(context.Context, string, string) error { return errDetached }
+
+type capturingDetaching struct{ capturing }
+
+func (capturingDetaching) DetachCard(context.Context, string, string) error { return errDetached }
 
 type plainProvider struct{ provider.Provider }
 

@@ -39,6 +39,14 @@ type SQL struct {
 	CardGet string
 	// CardUpdateStatus: status, store_id, id.
 	CardUpdateStatus string
+	// CardList selects cards (CardColumns) with no WHERE; CardExists
+	// finds a cursor card: store_id, customer_id, id.
+	CardList, CardExists string
+	// CardDelete: store_id, id.
+	CardDelete string
+	// IntentErase, CardSessionErase empty the personal data of a
+	// customer's intents and card sessions: store_id, customer_id.
+	IntentErase, CardSessionErase string
 
 	// IntentInsert: the values of IntentValues.
 	IntentInsert string
@@ -361,6 +369,58 @@ func (q *Queries) CardUpdateStatus(ctx context.Context, storeID, id string, stat
 }
 
 // Payment intents.
+
+// CardList implements storage.Executor. Cards have no sequence column:
+// the order is (created_at, id), and a cursor is compared as that pair.
+func (q *Queries) CardList(ctx context.Context, p storage.CardListParams) ([]*keelpay.Card, bool, error) {
+	pl := q.D.Placeholder
+	args := []any{p.StoreID, p.CustomerID}
+	where := `store_id = ` + pl(1) + ` AND customer_id = ` + pl(2)
+	order, cmp, cursor := "DESC", "<", p.StartingAfter
+	if p.EndingBefore != "" {
+		order, cmp, cursor = "ASC", ">", p.EndingBefore
+	}
+	if cursor != "" {
+		var one int
+		if err := q.R.QueryRow(ctx, q.SQL.CardExists, p.StoreID, p.CustomerID, cursor).Scan(&one); err != nil {
+			return nil, false, q.D.MapErr(err)
+		}
+		args = append(args, cursor)
+		where += ` AND (created_at, id) ` + cmp + ` (SELECT created_at, id FROM cards WHERE store_id = ` + pl(1) + ` AND id = ` + pl(3) + `)`
+	}
+	args = append(args, p.Limit+1)
+	rows, err := q.R.Query(ctx, q.SQL.CardList+` WHERE `+where+` ORDER BY created_at `+order+`, id `+order+` LIMIT `+pl(len(args)), args...)
+	cards, err := Collect(q.D, rows, err, q.ScanCard)
+	if err != nil {
+		return nil, false, err
+	}
+	cards, hasMore := storage.Page(cards, p.Limit, order == "ASC")
+	return cards, hasMore, nil
+}
+
+// CardDelete implements storage.Executor.
+func (q *Queries) CardDelete(ctx context.Context, storeID, id string) error {
+	return q.execOne(ctx, q.SQL.CardDelete, storeID, id)
+}
+
+// CustomerErase implements storage.Executor.
+func (q *Queries) CustomerErase(ctx context.Context, storeID, customerID string) (storage.CustomerErasure, error) {
+	var e storage.CustomerErasure
+	err := q.W.Write(ctx, func(w Conn) error {
+		n, err := w.Exec(ctx, q.SQL.IntentErase, storeID, customerID)
+		if err != nil {
+			return q.D.MapErr(err)
+		}
+		e.PaymentIntents = int(n)
+		n, err = w.Exec(ctx, q.SQL.CardSessionErase, storeID, customerID)
+		if err != nil {
+			return q.D.MapErr(err)
+		}
+		e.CardSessions = int(n)
+		return nil
+	})
+	return e, err
+}
 
 // PaymentIntentInsert implements storage.Executor.
 func (q *Queries) PaymentIntentInsert(ctx context.Context, pi *keelpay.PaymentIntent) error {

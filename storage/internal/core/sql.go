@@ -35,6 +35,15 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.CardInsert, insert("cards", CardColumns, 11))
 	set(&s.CardGet, `SELECT `+CardColumns+` FROM cards WHERE store_id = `+p(1)+` AND id = `+p(2))
 	set(&s.CardUpdateStatus, `UPDATE cards SET status = `+p(1)+` WHERE store_id = `+p(2)+` AND id = `+p(3))
+	set(&s.CardList, `SELECT `+CardColumns+` FROM cards`)
+	set(&s.CardExists, `SELECT 1 FROM cards WHERE store_id = `+p(1)+` AND customer_id = `+p(2)+` AND id = `+p(3))
+	set(&s.CardDelete, `DELETE FROM cards WHERE store_id = `+p(1)+` AND id = `+p(2))
+	set(&s.IntentErase, `UPDATE payment_intents SET customer_name = '', customer_email = '', customer_phone = '',
+		billing_country = '', billing_state = '', billing_postal_code = '', version = version + 1
+		WHERE store_id = `+p(1)+` AND customer_id = `+p(2))
+	set(&s.CardSessionErase, `UPDATE card_sessions SET customer_name = '', customer_email = '', customer_phone = '',
+		status = CASE WHEN status = 'open' THEN 'expired' ELSE status END
+		WHERE store_id = `+p(1)+` AND customer_id = `+p(2))
 
 	set(&s.IntentInsert, insert("payment_intents", IntentColumns, intentColumnCount))
 	set(&s.IntentGet, `SELECT `+s.IntentSelect+` FROM payment_intents WHERE store_id = `+p(1)+` AND id = `+p(2))
