@@ -417,3 +417,63 @@ func pages[T any](p ListParams, page func(ListParams) (*List[T], error), id func
 		}
 	}
 }
+
+// CardListParams are the params of GET /v1/cards.
+type CardListParams struct {
+	ListParams
+	// Customer is the customer whose saved cards are listed; required.
+	Customer string
+}
+
+func (p *CardListParams) values() url.Values {
+	q := p.ListParams.values()
+	q.Set("customer", p.Customer)
+	return q
+}
+
+// ListCards returns a page of a customer's saved cards, newest first (GET
+// /v1/cards?customer=...).
+func (c *Client) ListCards(ctx context.Context, p *CardListParams) (*List[*Card], error) {
+	if p == nil {
+		return nil, errNilParams
+	}
+	out := &List[*Card]{}
+	var err error
+	out.Response, err = c.call(ctx, request{method: http.MethodGet, path: "/v1/cards", query: p.values()}, out)
+	return result(out, err)
+}
+
+// DeleteCard deletes a saved card, detached at the provider first (DELETE
+// /v1/cards/{id}), and returns it as it was. A card deleted already is 404
+// card_not_found: a retry after a lost answer gets that too.
+func (c *Client) DeleteCard(ctx context.Context, id string) (*Card, error) {
+	out := &Card{}
+	var err error
+	out.Response, err = c.call(ctx, request{method: http.MethodDelete, path: "/v1/cards/" + url.PathEscape(id)}, out)
+	return result(out, err)
+}
+
+// Erasure is the answer to EraseCustomer: what was erased.
+type Erasure struct {
+	Object   string `json:"object"`
+	Customer string `json:"customer"`
+	// CardsDeleted, PaymentIntents and CardSessions count the cards
+	// deleted and the intents and card sessions whose personal data was
+	// removed.
+	CardsDeleted   int `json:"cards_deleted"`
+	PaymentIntents int `json:"payment_intents"`
+	CardSessions   int `json:"card_sessions"`
+
+	Response *Response `json:"-"`
+}
+
+// EraseCustomer erases a customer's personal data on request (POST
+// /v1/customers/{id}/erase): its saved cards are deleted, and its name,
+// email, phone and billing details removed from its intents and card
+// sessions. p may be nil.
+func (c *Client) EraseCustomer(ctx context.Context, id string, p *PostParams) (*Erasure, error) {
+	out := &Erasure{}
+	var err error
+	out.Response, err = c.call(ctx, request{method: http.MethodPost, path: "/v1/customers/" + url.PathEscape(id) + "/erase", key: p.key()}, out)
+	return result(out, err)
+}
