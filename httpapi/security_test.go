@@ -232,7 +232,7 @@ func TestPublishableKeyOnSecretKeyRoutes(t *testing.T) {
 			checked++
 		}
 	}
-	require.Equal(t, 16, checked, "setup, the fourteen routes that need the secret key, and the intent read")
+	require.Equal(t, 17, checked, "setup, the fifteen routes that need the secret key, and the intent read")
 	// Nothing changed: the intent is still succeeded, the store keeps its
 	// webhook URL.
 	require.Equal(t, "succeeded", b.getIntent(t, s, intent.str("id")).str("status"))
