@@ -93,7 +93,7 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 		"customer", "status", "reference", "created[gte]", "created[lt]")
 	var p payments.IntentListParams
 	if err == nil {
-		p.ListParams, err = queryPage(q)
+		p.ListParams, err = queryPage(q, check.InvalidCursor)
 	}
 	if err == nil {
 		p.CreatedGTE, p.CreatedLT, err = queryCreated(q)

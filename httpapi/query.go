@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/payments"
 )
 
@@ -68,15 +67,16 @@ func queryLimit(q map[string]string) (int, error) {
 }
 
 // queryPage reads limit, starting_after and ending_before; an empty
-// cursor is its invalid_ code.
-func queryPage(q map[string]string) (payments.ListParams, error) {
+// cursor is invalidCursor's error (the list's own, which names its
+// objects).
+func queryPage(q map[string]string, invalidCursor func(field string) error) (payments.ListParams, error) {
 	limit, err := queryLimit(q)
 	if err != nil {
 		return payments.ListParams{}, err
 	}
 	for _, cursor := range []string{"starting_after", "ending_before"} {
 		if v, ok := q[cursor]; ok && v == "" {
-			return payments.ListParams{}, check.InvalidCursor(cursor)
+			return payments.ListParams{}, invalidCursor(cursor)
 		}
 	}
 	return payments.ListParams{Limit: limit, StartingAfter: q["starting_after"], EndingBefore: q["ending_before"]}, nil

@@ -58,7 +58,7 @@ func (a *api) listRefunds(w http.ResponseWriter, r *http.Request, c caller) {
 	var p refunds.ListParams
 	if err == nil {
 		var page payments.ListParams
-		page, err = queryPage(q)
+		page, err = queryPage(q, refunds.InvalidCursor)
 		p.Limit, p.StartingAfter, p.EndingBefore = page.Limit, page.StartingAfter, page.EndingBefore
 	}
 	if err == nil {

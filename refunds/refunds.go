@@ -683,7 +683,7 @@ func (s *Service) List(ctx context.Context, st *keelpay.Store, p ListParams) ([]
 	}
 	for field, id := range map[string]string{"starting_after": p.StartingAfter, "ending_before": p.EndingBefore} {
 		if id != "" && !keelpay.ValidID(keelpay.PrefixRefund, id) {
-			return nil, false, invalidCursor(field)
+			return nil, false, InvalidCursor(field)
 		}
 	}
 	list, more, err := s.cfg.Storage.RefundList(ctx, storage.RefundListParams{
@@ -693,9 +693,9 @@ func (s *Service) List(ctx context.Context, st *keelpay.Store, p ListParams) ([]
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		if p.StartingAfter != "" {
-			return nil, false, invalidCursor("starting_after")
+			return nil, false, InvalidCursor("starting_after")
 		}
-		return nil, false, invalidCursor("ending_before")
+		return nil, false, InvalidCursor("ending_before")
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("refund: list: %w", err)
@@ -703,6 +703,8 @@ func (s *Service) List(ctx context.Context, st *keelpay.Store, p ListParams) ([]
 	return list, more, nil
 }
 
-func invalidCursor(field string) error {
+// InvalidCursor is the 400 of a list cursor (starting_after or
+// ending_before) that is not the id of a refund of the store.
+func InvalidCursor(field string) error {
 	return keelpay.InvalidRequest(field, "invalid_"+field, field+" must be the id of a refund of the store.")
 }
