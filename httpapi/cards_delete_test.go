@@ -31,14 +31,10 @@ func (b *bundle) saveCardFor(t *testing.T, s shop, customerID string) string {
 	return r.str("id")
 }
 
-func listIDs(t *testing.T, r *response) []string {
+// cardIDs reads a list answer's ids, newest first.
+func cardIDs(t *testing.T, r *response) []string {
 	t.Helper()
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
-	require.Equal(t, "list", r.Body["object"])
-	var ids []string
-	for _, c := range r.Body["data"].([]any) {
-		ids = append(ids, c.(map[string]any)["id"].(string))
-	}
+	ids, _ := listIDs(t, r)
 	return ids
 }
 
@@ -61,23 +57,23 @@ func TestCardListPagesAndValidation(t *testing.T) {
 		return b.do(t, req{method: "GET", path: "/v1/cards?" + query, key: s.sk})
 	}
 	r := list("customer=" + custID)
-	require.Equal(t, []string{ids[2], ids[1], ids[0]}, listIDs(t, r), "newest first, only this store's and customer's")
+	require.Equal(t, []string{ids[2], ids[1], ids[0]}, cardIDs(t, r), "newest first, only this store's and customer's")
 	require.Equal(t, false, r.Body["has_more"])
 	first := r.Body["data"].([]any)[0]
 	require.Equal(t, b.do(t, req{method: "GET", path: "/v1/cards/" + ids[2], key: s.sk}).Body, first, "a card as GET shows it")
 
 	r = list("customer=" + custID + "&limit=2")
-	require.Equal(t, []string{ids[2], ids[1]}, listIDs(t, r))
+	require.Equal(t, []string{ids[2], ids[1]}, cardIDs(t, r))
 	require.Equal(t, true, r.Body["has_more"])
 	r = list("customer=" + custID + "&limit=2&starting_after=" + ids[1])
-	require.Equal(t, []string{ids[0]}, listIDs(t, r))
+	require.Equal(t, []string{ids[0]}, cardIDs(t, r))
 	require.Equal(t, false, r.Body["has_more"])
 	r = list("customer=" + custID + "&limit=1&ending_before=" + ids[0])
-	require.Equal(t, []string{ids[1]}, listIDs(t, r))
+	require.Equal(t, []string{ids[1]}, cardIDs(t, r))
 	require.Equal(t, true, r.Body["has_more"])
-	require.Equal(t, []string{elsewhere}, listIDs(t, list("customer=cus_someone_else")))
-	require.Empty(t, listIDs(t, list("customer=cus_nobody")))
-	require.Equal(t, []string{ids[2]}, listIDs(t, list("customer="+url.QueryEscape(custID)+"&limit=1")))
+	require.Equal(t, []string{elsewhere}, cardIDs(t, list("customer=cus_someone_else")))
+	require.Empty(t, cardIDs(t, list("customer=cus_nobody")))
+	require.Equal(t, []string{ids[2]}, cardIDs(t, list("customer="+url.QueryEscape(custID)+"&limit=1")))
 
 	for _, c := range []struct{ query, field, code string }{
 		{"", "customer", "missing_customer"},
@@ -125,7 +121,7 @@ func TestDeleteCard(t *testing.T) {
 
 	requireError(t, b.do(t, req{method: "GET", path: "/v1/cards/" + cardID, key: s.sk}), http.StatusNotFound, "card_not_found")
 	requireError(t, b.do(t, req{method: "DELETE", path: "/v1/cards/" + cardID, key: s.sk}), http.StatusNotFound, "card_not_found")
-	require.Equal(t, []string{kept}, listIDs(t, b.do(t, req{method: "GET", path: "/v1/cards?customer=" + custID, key: s.sk})))
+	require.Equal(t, []string{kept}, cardIDs(t, b.do(t, req{method: "GET", path: "/v1/cards?customer=" + custID, key: s.sk})))
 	requireError(t, b.confirmSaved(t, s, pi(t, intent), cardID), http.StatusNotFound, "card_not_found")
 	requireError(t, b.do(t, req{method: "POST", path: "/v1/payment_intents/" + pi(t, intent) + "/confirm", key: s.sk, body: map[string]any{}}),
 		http.StatusNotFound, "card_not_found")
@@ -201,7 +197,7 @@ func TestEraseCustomer(t *testing.T) {
 	require.Equal(t, map[string]any{"id": custID}, cs.Body["customer"])
 	require.Equal(t, "expired", cs.Body["status"], "an open session saves no card after the erasure")
 	requireError(t, b.do(t, req{method: "GET", path: "/v1/cards/" + cardID, key: s.sk}), http.StatusNotFound, "card_not_found")
-	require.Empty(t, listIDs(t, b.do(t, req{method: "GET", path: "/v1/cards?customer=" + custID, key: s.sk})))
+	require.Empty(t, cardIDs(t, b.do(t, req{method: "GET", path: "/v1/cards?customer=" + custID, key: s.sk})))
 	require.Equal(t, "Olga Otherperson", b.getIntent(t, s, pi(t, keptIntent)).Body["customer"].(map[string]any)["name"])
 	require.Equal(t, custName, b.getIntent(t, other, pi(t, otherStore)).Body["customer"].(map[string]any)["name"], "another store's customer of the same id")
 

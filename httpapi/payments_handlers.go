@@ -89,23 +89,31 @@ func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
 }
 
 func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
-	q, err := parseQuery(r.URL.RawQuery, "limit", "starting_after", "ending_before")
-	if err != nil {
-		a.writeError(w, r, err)
-		return
+	q, err := parseQuery(r.URL.RawQuery, "limit", "starting_after", "ending_before",
+		"customer", "status", "reference", "created[gte]", "created[lt]")
+	var p payments.IntentListParams
+	if err == nil {
+		p.ListParams, err = queryPage(q, check.InvalidCursor)
 	}
-	limit, err := queryLimit(q)
-	if err != nil {
-		a.writeError(w, r, err)
-		return
+	if err == nil {
+		p.CreatedGTE, p.CreatedLT, err = queryCreated(q)
 	}
-	for _, cursor := range []string{"starting_after", "ending_before"} {
-		if v, ok := q[cursor]; ok && v == "" {
-			a.writeError(w, r, check.InvalidCursor(cursor))
-			return
+	if err == nil {
+		p.CustomerID, err = queryString(q, "customer", "invalid_customer", 64)
+	}
+	if err == nil {
+		p.Reference, err = queryString(q, "reference", "invalid_reference", 100)
+	}
+	if v, ok := q["status"]; ok && err == nil {
+		p.Status = keelpay.PaymentIntentStatus(v)
+		if !payments.ValidIntentStatus(p.Status) {
+			err = keelpay.InvalidRequest("status", "invalid_status", "status must be one of the payment intent statuses.")
 		}
 	}
-	p := payments.ListParams{Limit: limit, StartingAfter: q["starting_after"], EndingBefore: q["ending_before"]}
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
 	intents, more, err := a.cfg.Payments.ListIntents(r.Context(), c.store, p)
 	if err != nil {
 		a.writeError(w, r, err)

@@ -2,9 +2,13 @@ package httpapi
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/payments"
 )
 
 // parseQuery reads a query string strictly: unreadable is invalid_query, a
@@ -60,4 +64,54 @@ func queryLimit(q map[string]string) (int, error) {
 		return 0, keelpay.InvalidRequest("limit", "invalid_limit", "limit must be an integer from 1 to 100.")
 	}
 	return n, nil
+}
+
+// queryPage reads limit, starting_after and ending_before; an empty
+// cursor is invalidCursor's error (the list's own, which names its
+// objects).
+func queryPage(q map[string]string, invalidCursor func(field string) error) (payments.ListParams, error) {
+	limit, err := queryLimit(q)
+	if err != nil {
+		return payments.ListParams{}, err
+	}
+	for _, cursor := range []string{"starting_after", "ending_before"} {
+		if v, ok := q[cursor]; ok && v == "" {
+			return payments.ListParams{}, invalidCursor(cursor)
+		}
+	}
+	return payments.ListParams{Limit: limit, StartingAfter: q["starting_after"], EndingBefore: q["ending_before"]}, nil
+}
+
+// queryCreated reads the creation-time range of a list, created[gte] and
+// created[lt]: each an RFC 3339 time in UTC with whole seconds
+// (2026-11-21T10:00:00Z), as the API writes times; anything else is
+// invalid_created with the parameter in details.field.
+func queryCreated(q map[string]string) (gte, lt time.Time, err error) {
+	for _, name := range []string{"created[gte]", "created[lt]"} {
+		v, ok := q[name]
+		if !ok {
+			continue
+		}
+		t, perr := time.Parse(time.RFC3339, v)
+		if perr != nil || !strings.HasSuffix(v, "Z") || strings.Contains(v, ".") {
+			return gte, lt, keelpay.InvalidRequest(name, "invalid_created",
+				name+" must be a time in RFC 3339, UTC, whole seconds: 2026-11-21T10:00:00Z.")
+		}
+		if name == "created[gte]" {
+			gte = t
+		} else {
+			lt = t
+		}
+	}
+	return gte, lt, nil
+}
+
+// queryString reads a filter of 1 to max characters; given empty or
+// longer it is code.
+func queryString(q map[string]string, name, code string, max int) (string, error) {
+	v, ok := q[name]
+	if ok && (v == "" || utf8.RuneCountInString(v) > max || !utf8.ValidString(v)) {
+		return "", keelpay.InvalidRequest(name, code, name+" must be 1 to "+strconv.Itoa(max)+" characters.")
+	}
+	return v, nil
 }

@@ -233,7 +233,7 @@ func TestPublishableKeyOnSecretKeyRoutes(t *testing.T) {
 			checked++
 		}
 	}
-	require.Equal(t, 19, checked, "setup, the seventeen routes that need the secret key, and the intent read")
+	require.Equal(t, 20, checked, "setup, the eighteen routes that need the secret key, and the intent read")
 	// The card the publishable key tried to delete, and its customer's
 	// data it tried to erase, are still there.
 	require.Equal(t, http.StatusOK, b.do(t, req{method: "GET", path: "/v1/cards/" + card.str("id"), key: s.sk}).Status)

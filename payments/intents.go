@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
@@ -102,11 +103,39 @@ type ListParams struct {
 	EndingBefore  string
 }
 
-// ListIntents returns a page of the store's intents, newest first, and
-// whether there are more in the direction of travel. A cursor that is not
-// an intent of the store is 400 invalid_starting_after or
-// invalid_ending_before.
-func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListParams) ([]*keelpay.PaymentIntent, bool, error) {
+// IntentListParams selects a page of a store's intents: the page, and the
+// filters that are set, combined.
+type IntentListParams struct {
+	ListParams
+	// CustomerID, Status and Reference keep only the intents with that
+	// customer id, status (one of the intent statuses, else 400
+	// invalid_status) or reference.
+	CustomerID string
+	Status     keelpay.PaymentIntentStatus
+	Reference  string
+	// CreatedGTE and CreatedLT, when not zero, keep only the intents
+	// created at or after CreatedGTE and before CreatedLT.
+	CreatedGTE, CreatedLT time.Time
+}
+
+// ValidIntentStatus reports whether s is one of the intent statuses.
+func ValidIntentStatus(s keelpay.PaymentIntentStatus) bool {
+	switch s {
+	case keelpay.IntentRequiresPaymentMethod, keelpay.IntentRequiresAction, keelpay.IntentProcessing,
+		keelpay.IntentSucceeded, keelpay.IntentCanceled:
+		return true
+	}
+	return false
+}
+
+// ListIntents returns a page of the store's intents that match the
+// filters, newest first (by creation), and whether there are more in the
+// direction of travel. A cursor that is not an intent of the store is 400
+// invalid_starting_after or invalid_ending_before.
+func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p IntentListParams) ([]*keelpay.PaymentIntent, bool, error) {
+	if p.Status != "" && !ValidIntentStatus(p.Status) {
+		return nil, false, keelpay.InvalidRequest("status", "invalid_status", "status must be one of the payment intent statuses.")
+	}
 	if p.Limit == 0 {
 		p.Limit = ListLimitDefault
 	}
@@ -125,6 +154,7 @@ func (s *Service) ListIntents(ctx context.Context, st *keelpay.Store, p ListPara
 	}
 	intents, more, err := s.cfg.Storage.PaymentIntentList(ctx, storage.PaymentIntentListParams{
 		StoreID: st.ID, Limit: p.Limit, StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore,
+		CustomerID: p.CustomerID, Status: p.Status, Reference: p.Reference, CreatedGTE: p.CreatedGTE, CreatedLT: p.CreatedLT,
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		if p.StartingAfter != "" {

@@ -650,3 +650,72 @@ func SendStatus(r *keelpay.Refund) int {
 	}
 	return http.StatusOK
 }
+
+// ListParams selects a page of a store's refunds: Limit 1 to 100 (0 is
+// the default, 10), at most one of the cursors StartingAfter (older than
+// that refund) and EndingBefore (newer), and the filters that are set,
+// combined.
+type ListParams struct {
+	Limit         int
+	StartingAfter string
+	EndingBefore  string
+	// PaymentIntent and Status keep only the refunds of that intent or
+	// with that status (pending, failed or succeeded, else 400
+	// invalid_status).
+	PaymentIntent string
+	Status        keelpay.RefundStatus
+	// CreatedGTE and CreatedLT, when not zero, keep only the refunds
+	// created at or after CreatedGTE and before CreatedLT.
+	CreatedGTE, CreatedLT time.Time
+}
+
+// List returns a page of the store's refunds that match the filters,
+// newest first (by creation), and whether there are more in the direction
+// of travel. A cursor that is not a refund of the store is 400
+// invalid_starting_after or invalid_ending_before.
+func (s *Service) List(ctx context.Context, st *keelpay.Store, p ListParams) ([]*keelpay.Refund, bool, error) {
+	switch p.Status {
+	case "", keelpay.RefundPending, keelpay.RefundFailed, keelpay.RefundSucceeded:
+	default:
+		return nil, false, keelpay.InvalidRequest("status", "invalid_status", "status must be one of the refund statuses.")
+	}
+	if p.PaymentIntent != "" && !keelpay.ValidID(keelpay.PrefixPaymentIntent, p.PaymentIntent) {
+		return nil, false, keelpay.InvalidRequest("payment_intent", "invalid_payment_intent", "payment_intent must be a payment intent id.")
+	}
+	if p.Limit == 0 {
+		p.Limit = 10
+	}
+	if p.Limit < 1 || p.Limit > 100 {
+		return nil, false, keelpay.InvalidRequest("limit", "invalid_limit", "limit must be an integer from 1 to 100.")
+	}
+	if p.StartingAfter != "" && p.EndingBefore != "" {
+		return nil, false, keelpay.InvalidRequest("ending_before", "invalid_ending_before",
+			"starting_after and ending_before cannot be given together.")
+	}
+	for field, id := range map[string]string{"starting_after": p.StartingAfter, "ending_before": p.EndingBefore} {
+		if id != "" && !keelpay.ValidID(keelpay.PrefixRefund, id) {
+			return nil, false, InvalidCursor(field)
+		}
+	}
+	list, more, err := s.cfg.Storage.RefundList(ctx, storage.RefundListParams{
+		StoreID: st.ID, PaymentIntentID: p.PaymentIntent, Status: p.Status,
+		CreatedGTE: p.CreatedGTE, CreatedLT: p.CreatedLT,
+		Limit: p.Limit, StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore,
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		if p.StartingAfter != "" {
+			return nil, false, InvalidCursor("starting_after")
+		}
+		return nil, false, InvalidCursor("ending_before")
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("refund: list: %w", err)
+	}
+	return list, more, nil
+}
+
+// InvalidCursor is the 400 of a list cursor (starting_after or
+// ending_before) that is not the id of a refund of the store.
+func InvalidCursor(field string) error {
+	return keelpay.InvalidRequest(field, "invalid_"+field, field+" must be the id of a refund of the store.")
+}

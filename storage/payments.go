@@ -8,8 +8,19 @@ import (
 )
 
 // PaymentIntentListParams selects a page of a store's payment intents.
+// The filters that are set are combined (AND); the cursors page within
+// them.
 type PaymentIntentListParams struct {
 	StoreID string
+	// CustomerID, Status and Reference, when set, keep only the intents
+	// with that customer id, status or reference.
+	CustomerID string
+	Status     keelpay.PaymentIntentStatus
+	Reference  string
+	// CreatedGTE and CreatedLT, when not zero, keep only the intents
+	// created at or after CreatedGTE and before CreatedLT.
+	CreatedGTE time.Time
+	CreatedLT  time.Time
 	// Limit is the most intents returned (1 to 100).
 	Limit int
 	// StartingAfter and EndingBefore are intent ids (at most one is set):
@@ -119,9 +130,11 @@ type PaymentQueries interface {
 	// check is what lets only one of several concurrent confirms record an
 	// attempt, and only one process finish it.
 	PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error
-	// PaymentIntentList returns a page of a store's intents, newest first,
-	// and whether there are more beyond it in the direction of travel. A
-	// cursor that is not an intent of the store is ErrNotFound.
+	// PaymentIntentList returns a page of a store's intents that match the
+	// filters, newest first (by created_at, then by insertion), and
+	// whether there are more beyond it in the direction of travel. A
+	// cursor that is not an intent of the store is ErrNotFound; a cursor
+	// of the store that does not match the filters still places the page.
 	PaymentIntentList(ctx context.Context, p PaymentIntentListParams) (intents []*keelpay.PaymentIntent, hasMore bool, err error)
 	// PaymentIntentListReconcileDue returns at most limit intents in
 	// processing or requires_action whose ReconcileAt is set and at or

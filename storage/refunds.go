@@ -7,6 +7,26 @@ import (
 	"github.com/keelpay/keelpay"
 )
 
+// RefundListParams selects a page of a store's refunds. The filters that
+// are set are combined (AND); the cursors page within them.
+type RefundListParams struct {
+	StoreID string
+	// PaymentIntentID and Status, when set, keep only the refunds of that
+	// intent or with that status.
+	PaymentIntentID string
+	Status          keelpay.RefundStatus
+	// CreatedGTE and CreatedLT, when not zero, keep only the refunds
+	// created at or after CreatedGTE and before CreatedLT.
+	CreatedGTE time.Time
+	CreatedLT  time.Time
+	// Limit is the most refunds returned (1 to 100).
+	Limit int
+	// StartingAfter and EndingBefore are refund ids (at most one is set):
+	// the page after (older than) or before (newer than) that refund.
+	StartingAfter string
+	EndingBefore  string
+}
+
 // RefundQueries reads and writes refunds.
 //
 // Reads that serve a client take the store id. The reconciler's queries
@@ -35,6 +55,11 @@ type RefundQueries interface {
 	// provider could not take: nothing is kept). ErrConflict when the
 	// version moved, ErrNotFound when the store has no such refund.
 	RefundDelete(ctx context.Context, storeID, id string, expectedVersion int64) error
+	// RefundList returns a page of a store's refunds that match the
+	// filters, newest first (by created_at, then by insertion), and
+	// whether there are more beyond it in the direction of travel. A
+	// cursor that is not a refund of the store is ErrNotFound.
+	RefundList(ctx context.Context, p RefundListParams) (refunds []*keelpay.Refund, hasMore bool, err error)
 	// RefundListReconcileDue returns at most limit pending refunds whose
 	// ReconcileAt is set and at or before now, earliest first.
 	RefundListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.Refund, error)

@@ -33,6 +33,7 @@ var sqlText = func() *core.SQL {
 			status = ?5, attempts = ?6, attempt_id = ?7, last_sent_at = ?8, last_error = ?9, reconcile_at = ?10,
 			reconcile_count = ?11, succeeded_at = ?12, updated_at = ?13, version = ?14 + 1
 			WHERE store_id = ?15 AND id = ?16 AND version = ?14`,
+		ListIndex: listIndex,
 		RefundListReconcileDue: `SELECT ` + core.RefundColumns + ` FROM refunds
 			WHERE status = 'pending' AND reconcile_at > 0 AND reconcile_at <= ?1
 			ORDER BY reconcile_at, seq LIMIT ?2`,
@@ -75,3 +76,25 @@ var sqlText = func() *core.SQL {
 	s.Standard(dialect{})
 	return s
 }()
+
+// listIndex names the index of migration 013 that a filtered list walks:
+// without statistics (no ANALYZE) SQLite takes a creation-time range and
+// a cursor on (store_id, created_at, seq) over an equality on another
+// index, and would walk every intent of the store in the range.
+func listIndex(table, column string) string {
+	switch table + "." + column {
+	case "payment_intents.created_at":
+		return " INDEXED BY payment_intents_store_created"
+	case "payment_intents.customer_id":
+		return " INDEXED BY payment_intents_store_customer"
+	case "payment_intents.status":
+		return " INDEXED BY payment_intents_store_status"
+	case "payment_intents.reference":
+		return " INDEXED BY payment_intents_store_reference"
+	case "refunds.created_at":
+		return " INDEXED BY refunds_store_created"
+	case "refunds.status":
+		return " INDEXED BY refunds_store_status"
+	}
+	return "" // refunds.payment_intent_id: its unique index, one row
+}

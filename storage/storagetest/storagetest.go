@@ -23,6 +23,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Deliveries":    testDeliveries,
 		"Payments":      testPayments,
 		"Refunds":       testRefunds,
+		"Lists":         testLists,
 		"Idempotency":   testIdempotency,
 		"AttemptChecks": testAttemptChecks,
 		"Ping":          testPing,

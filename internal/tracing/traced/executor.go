@@ -356,6 +356,13 @@ func (x executor) RefundDelete(ctx context.Context, storeID, id string, expected
 	return err
 }
 
+func (x executor) RefundList(ctx context.Context, p storage.RefundListParams) ([]*keelpay.Refund, bool, error) {
+	ctx, span := x.tracer.Start(ctx, "storage.RefundList")
+	r0, r1, err := x.Executor.RefundList(ctx, p)
+	endStorage(span, err)
+	return r0, r1, err
+}
+
 func (x executor) RefundListReconcileDue(ctx context.Context, now time.Time, limit int) ([]*keelpay.Refund, error) {
 	ctx, span := x.tracer.Start(ctx, "storage.RefundListReconcileDue")
 	r0, err := x.Executor.RefundListReconcileDue(ctx, now, limit)

@@ -1,7 +1,10 @@
 package core
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"time"
 
 	"github.com/keelpay/keelpay/storage"
 )
@@ -16,6 +19,11 @@ type ListQuery struct {
 	// object, on SeqArgs and the cursor.
 	Seq, SeqQuery string
 	SeqArgs       []any
+	// Created, when set, is a time column the list is ordered by first
+	// (then by Seq): SeqQuery then selects the cursor's Created and Seq,
+	// and the page is a range of an index on (..., Created, Seq), so that
+	// a creation-time filter is a range of the same index.
+	Created string
 	// The page asked for, as in the storage list parameters.
 	StartingAfter, EndingBefore string
 	Limit                       int
@@ -24,29 +32,86 @@ type ListQuery struct {
 // List reads the page of l on c: Limit+1 rows from the cursor, to learn
 // whether there are more, and returns them newest first with has_more.
 func List[T any](ctx context.Context, c Conn, d Dialect, l ListQuery, scan func(Row) (T, error)) ([]T, bool, error) {
-	where, args := l.Where, l.Args
-	order, cursor := "DESC", l.StartingAfter
-	if l.EndingBefore != "" {
-		order, cursor = "ASC", l.EndingBefore
-	}
-	if cursor != "" {
-		var seq int64
-		if err := c.QueryRow(ctx, l.SeqQuery, append(l.SeqArgs, cursor)...).Scan(&seq); err != nil {
+	var cur Cursor
+	if cursor := cmp.Or(l.StartingAfter, l.EndingBefore); cursor != "" {
+		dst := []any{&cur.Seq}
+		if l.Created != "" {
+			dst = []any{d.TimeDst(&cur.Created), &cur.Seq}
+		}
+		if err := c.QueryRow(ctx, l.SeqQuery, append(l.SeqArgs, cursor)...).Scan(dst...); err != nil {
 			return nil, false, d.MapErr(err)
 		}
-		args = append(args, seq)
-		if order == "DESC" {
-			where += " AND " + l.Seq + " < " + d.Placeholder(len(args))
-		} else {
-			where += " AND " + l.Seq + " > " + d.Placeholder(len(args))
-		}
 	}
-	args = append(args, l.Limit+1)
-	rows, err := c.Query(ctx, l.Select+` WHERE `+where+` ORDER BY `+l.Seq+` `+order+` LIMIT `+d.Placeholder(len(args)), args...)
+	query, args, asc := ListSQL(d, l, cur)
+	rows, err := c.Query(ctx, query, args...)
 	items, err := Collect(d, rows, err, scan)
 	if err != nil {
 		return nil, false, err
 	}
-	items, hasMore := storage.Page(items, l.Limit, order == "ASC")
+	items, hasMore := storage.Page(items, l.Limit, asc)
 	return items, hasMore, nil
+}
+
+// Cursor is the place of a list's cursor object: its Created (when the
+// list has that column) and Seq.
+type Cursor struct {
+	Created time.Time
+	Seq     int64
+}
+
+// ListSQL is the query of the page of l from cur (ignored when l has no
+// cursor) and its arguments; asc is true when it reads oldest first (a
+// page before a cursor). The adapters' plan tests read its text.
+func ListSQL(d Dialect, l ListQuery, cur Cursor) (query string, args []any, asc bool) {
+	where, args := l.Where, slices.Clone(l.Args)
+	order, op := "DESC", " < "
+	if l.EndingBefore != "" {
+		order, op = "ASC", " > "
+	}
+	if l.StartingAfter != "" || l.EndingBefore != "" {
+		if l.Created != "" {
+			// A row-value comparison: both databases take it as a range
+			// of the (..., Created, Seq) index.
+			args = append(args, d.Time(cur.Created), cur.Seq)
+			where += " AND (" + l.Created + ", " + l.Seq + ")" + op + "(" + d.Placeholder(len(args)-1) + ", " + d.Placeholder(len(args)) + ")"
+		} else {
+			args = append(args, cur.Seq)
+			where += " AND " + l.Seq + op + d.Placeholder(len(args))
+		}
+	}
+	orderBy := l.Seq + ` ` + order
+	if l.Created != "" {
+		orderBy = l.Created + ` ` + order + `, ` + orderBy
+	}
+	args = append(args, l.Limit+1)
+	return l.Select + ` WHERE ` + where + ` ORDER BY ` + orderBy + ` LIMIT ` + d.Placeholder(len(args)), args, order == "ASC"
+}
+
+// Filter adds conditions to the WHERE of a ListQuery, each on a parameter
+// of its own.
+type Filter struct {
+	D     Dialect
+	Where string
+	Args  []any
+}
+
+// Eq adds column = value when value is not "".
+func (f *Filter) Eq(column, value string) {
+	if value != "" {
+		f.Args = append(f.Args, value)
+		f.Where += " AND " + column + " = " + f.D.Placeholder(len(f.Args))
+	}
+}
+
+// Range adds column >= gte and column < lt, each when its time is not
+// zero.
+func (f *Filter) Range(column string, gte, lt time.Time) {
+	if !gte.IsZero() {
+		f.Args = append(f.Args, f.D.Time(gte))
+		f.Where += " AND " + column + " >= " + f.D.Placeholder(len(f.Args))
+	}
+	if !lt.IsZero() {
+		f.Args = append(f.Args, f.D.Time(lt))
+		f.Where += " AND " + column + " < " + f.D.Placeholder(len(f.Args))
+	}
 }

@@ -60,8 +60,8 @@ type SQL struct {
 	// IntentExists (Versioned with the update PaymentIntentUpdate
 	// derives): id, store_id.
 	IntentExists string
-	// IntentList selects a store's intents (store_id) with no WHERE;
-	// IntentSeq finds a cursor's seq: store_id, id.
+	// IntentList selects intents with no WHERE; IntentSeq finds a
+	// cursor's created_at and seq: store_id, id.
 	IntentList, IntentSeq string
 	// IntentListReconcileDue, IntentListExpireDue: now, limit.
 	IntentListReconcileDue, IntentListExpireDue string
@@ -94,6 +94,16 @@ type SQL struct {
 	// RefundDelete, RefundExists (Versioned): store_id, id, the version
 	// expected.
 	RefundDelete, RefundExists string
+	// ListIndex, when set, is the clause that names the index a list of
+	// table walks for a filter on column ("created_at" when it has none)
+	// after the list's FROM table, such as SQLite's INDEXED BY: without
+	// statistics a planner may prefer the creation-time range of one index
+	// to the equality of another and walk all of a store's rows in the
+	// range.
+	ListIndex func(table, column string) string
+	// RefundList selects refunds with no WHERE; RefundSeq finds a
+	// cursor's created_at and seq: store_id, id.
+	RefundList, RefundSeq string
 	// RefundListReconcileDue: now, limit.
 	RefundListReconcileDue string
 
@@ -490,12 +500,26 @@ func (q *Queries) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIn
 }
 
 // PaymentIntentList implements storage.Executor.
+//
+// The page is ordered by (created_at, seq) so that each filter is a range
+// of one of the indexes on (store_id, <filter column>, created_at, seq),
+// with or without a creation-time range and a cursor.
 func (q *Queries) PaymentIntentList(ctx context.Context, p storage.PaymentIntentListParams) ([]*keelpay.PaymentIntent, bool, error) {
-	return list(ctx, q, ListQuery{
-		Select: q.SQL.IntentList, Where: "store_id = " + q.D.Placeholder(1), Args: []any{p.StoreID},
-		Seq: "seq", SeqQuery: q.SQL.IntentSeq, SeqArgs: []any{p.StoreID},
+	return list(ctx, q, q.IntentListQuery(p), q.ScanIntent)
+}
+
+// IntentListQuery is the ListQuery of PaymentIntentList.
+func (q *Queries) IntentListQuery(p storage.PaymentIntentListParams) ListQuery {
+	f := Filter{D: q.D, Where: "store_id = " + q.D.Placeholder(1), Args: []any{p.StoreID}}
+	f.Eq("customer_id", p.CustomerID)
+	f.Eq("status", string(p.Status))
+	f.Eq("reference", p.Reference)
+	f.Range("created_at", p.CreatedGTE, p.CreatedLT)
+	return ListQuery{
+		Select: q.SQL.IntentList + q.listIndex("payment_intents", p.Reference, "reference", p.CustomerID, "customer_id", string(p.Status), "status"), Where: f.Where, Args: f.Args,
+		Seq: "seq", Created: "created_at", SeqQuery: q.SQL.IntentSeq, SeqArgs: []any{p.StoreID},
 		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
-	}, q.ScanIntent)
+	}
 }
 
 // PaymentIntentListReconcileDue implements storage.Executor.
@@ -616,6 +640,41 @@ func (q *Queries) RefundUpdate(ctx context.Context, r *keelpay.Refund, expectedV
 func (q *Queries) RefundDelete(ctx context.Context, storeID, id string, expectedVersion int64) error {
 	return q.versioned(ctx, q.SQL.RefundDelete, q.SQL.RefundExists, []any{storeID, id, expectedVersion},
 		fmt.Errorf("%w: refund %s is no longer at version %d", storage.ErrConflict, id, expectedVersion))
+}
+
+// RefundList implements storage.Executor, as PaymentIntentList.
+func (q *Queries) RefundList(ctx context.Context, p storage.RefundListParams) ([]*keelpay.Refund, bool, error) {
+	return list(ctx, q, q.RefundListQuery(p), q.ScanRefund)
+}
+
+// RefundListQuery is the ListQuery of RefundList.
+func (q *Queries) RefundListQuery(p storage.RefundListParams) ListQuery {
+	f := Filter{D: q.D, Where: "store_id = " + q.D.Placeholder(1), Args: []any{p.StoreID}}
+	f.Eq("payment_intent_id", p.PaymentIntentID)
+	f.Eq("status", string(p.Status))
+	f.Range("created_at", p.CreatedGTE, p.CreatedLT)
+	return ListQuery{
+		Select: q.SQL.RefundList + q.listIndex("refunds", p.PaymentIntentID, "payment_intent_id", string(p.Status), "status"), Where: f.Where, Args: f.Args,
+		Seq: "seq", Created: "created_at", SeqQuery: q.SQL.RefundSeq, SeqArgs: []any{p.StoreID},
+		StartingAfter: p.StartingAfter, EndingBefore: p.EndingBefore, Limit: p.Limit,
+	}
+}
+
+// listIndex is the ListIndex clause of a list of table whose filters are
+// given as (value, column) pairs, most selective first: the first set one
+// is the index's, or created_at when none is.
+func (q *Queries) listIndex(table string, filters ...string) string {
+	if q.SQL.ListIndex == nil {
+		return ""
+	}
+	column := "created_at"
+	for i := 0; i < len(filters); i += 2 {
+		if filters[i] != "" {
+			column = filters[i+1]
+			break
+		}
+	}
+	return q.SQL.ListIndex(table, column)
 }
 
 // RefundListReconcileDue implements storage.Executor.

@@ -52,7 +52,7 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.IntentGetByAttempt, `SELECT `+s.IntentSelect+` FROM payment_intents WHERE attempt_id = `+p(1))
 	set(&s.IntentExists, `SELECT 1 FROM payment_intents WHERE id = `+p(1)+` AND store_id = `+p(2))
 	set(&s.IntentList, `SELECT `+s.IntentSelect+` FROM payment_intents`)
-	set(&s.IntentSeq, `SELECT seq FROM payment_intents WHERE store_id = `+p(1)+` AND id = `+p(2))
+	set(&s.IntentSeq, `SELECT created_at, seq FROM payment_intents WHERE store_id = `+p(1)+` AND id = `+p(2))
 	set(&s.IntentListExpireDue, `SELECT `+s.IntentSelect+` FROM payment_intents
 		WHERE status = 'requires_payment_method' AND expires_at <= `+p(1)+` ORDER BY expires_at, seq LIMIT `+p(2))
 
@@ -69,6 +69,8 @@ func (s *SQL) Standard(d Dialect) {
 	set(&s.RefundGetByAttempt, `SELECT `+RefundColumns+` FROM refunds WHERE attempt_id = `+p(1))
 	set(&s.RefundExistsForUpdate, `SELECT 1 FROM refunds WHERE store_id = `+p(15)+` AND id = `+p(16))
 	set(&s.RefundDelete, `DELETE FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2)+` AND version = `+p(3))
+	set(&s.RefundList, `SELECT `+RefundColumns+` FROM refunds`)
+	set(&s.RefundSeq, `SELECT created_at, seq FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2))
 	set(&s.RefundExists, `SELECT 1 FROM refunds WHERE store_id = `+p(1)+` AND id = `+p(2))
 
 	set(&s.StoreInsert, `INSERT INTO stores (`+StoreColumns+`, client_secret) VALUES (`+Placeholders(d, 12)+`, '')`)
