@@ -87,13 +87,6 @@ func (p *ListParams) values() url.Values {
 	return q
 }
 
-func (p *ListParams) list() ListParams {
-	if p == nil {
-		return ListParams{}
-	}
-	return *p
-}
-
 // EventListParams are the params of GET /v1/events.
 type EventListParams struct {
 	ListParams
@@ -284,21 +277,66 @@ func (c *Client) GetPaymentIntent(ctx context.Context, id string) (*PaymentInten
 	return result(out, err)
 }
 
+// PaymentIntentListParams are the params of GET /v1/payment_intents. The
+// filters combine; the cursors page within them.
+type PaymentIntentListParams struct {
+	ListParams
+	// Customer, when set, lists only this customer's intents.
+	Customer string
+	// Status, when set, lists only intents in this status.
+	Status keelpay.PaymentIntentStatus
+	// Reference, when set, lists only intents with this reference.
+	Reference string
+	// CreatedGTE and CreatedLT, when set, bound the creation time
+	// (created[gte] and created[lt]; whole seconds, UTC).
+	CreatedGTE, CreatedLT time.Time
+}
+
+func (p *PaymentIntentListParams) values() url.Values {
+	if p == nil {
+		return url.Values{}
+	}
+	q := p.ListParams.values()
+	setIf(q, "customer", p.Customer)
+	setIf(q, "status", string(p.Status))
+	setIf(q, "reference", p.Reference)
+	setTime(q, "created[gte]", p.CreatedGTE)
+	setTime(q, "created[lt]", p.CreatedLT)
+	return q
+}
+
+func setIf(q url.Values, key, v string) {
+	if v != "" {
+		q.Set(key, v)
+	}
+}
+
+func setTime(q url.Values, key string, t time.Time) {
+	if !t.IsZero() {
+		q.Set(key, t.UTC().Truncate(time.Second).Format(time.RFC3339))
+	}
+}
+
 // ListPaymentIntents returns a page of the store's intents, newest first
-// (GET /v1/payment_intents). p may be nil.
-func (c *Client) ListPaymentIntents(ctx context.Context, p *ListParams) (*List[*PaymentIntent], error) {
+// (GET /v1/payment_intents), with p's filters. p may be nil.
+func (c *Client) ListPaymentIntents(ctx context.Context, p *PaymentIntentListParams) (*List[*PaymentIntent], error) {
 	out := &List[*PaymentIntent]{}
 	var err error
 	out.Response, err = c.call(ctx, request{method: http.MethodGet, path: "/v1/payment_intents", query: p.values()}, out)
 	return result(out, err)
 }
 
-// PaymentIntents iterates over the store's intents from the page p names,
-// fetching page after page. p may be nil. The iteration stops at the first
-// error, which it yields.
-func (c *Client) PaymentIntents(ctx context.Context, p *ListParams) iter.Seq2[*PaymentIntent, error] {
-	return pages(p.list(), func(lp ListParams) (*List[*PaymentIntent], error) {
-		return c.ListPaymentIntents(ctx, &lp)
+// PaymentIntents iterates over the store's intents that p's filters select,
+// from the page p names, fetching page after page. p may be nil. The
+// iteration stops at the first error, which it yields.
+func (c *Client) PaymentIntents(ctx context.Context, p *PaymentIntentListParams) iter.Seq2[*PaymentIntent, error] {
+	q := PaymentIntentListParams{}
+	if p != nil {
+		q = *p
+	}
+	return pages(q.ListParams, func(lp ListParams) (*List[*PaymentIntent], error) {
+		q.ListParams = lp
+		return c.ListPaymentIntents(ctx, &q)
 	}, func(pi *PaymentIntent) string { return pi.ID })
 }
 
@@ -475,5 +513,38 @@ func (c *Client) EraseCustomer(ctx context.Context, id string, p *PostParams) (*
 	out := &Erasure{}
 	var err error
 	out.Response, err = c.call(ctx, request{method: http.MethodPost, path: "/v1/customers/" + url.PathEscape(id) + "/erase", key: p.key()}, out)
+	return result(out, err)
+}
+
+// RefundListParams are the params of GET /v1/refunds. The filters combine;
+// the cursors page within them.
+type RefundListParams struct {
+	ListParams
+	// PaymentIntent, when set, lists only this intent's refund.
+	PaymentIntent string
+	// Status, when set, lists only refunds in this status.
+	Status keelpay.RefundStatus
+	// CreatedGTE and CreatedLT, when set, bound the creation time.
+	CreatedGTE, CreatedLT time.Time
+}
+
+func (p *RefundListParams) values() url.Values {
+	if p == nil {
+		return url.Values{}
+	}
+	q := p.ListParams.values()
+	setIf(q, "payment_intent", p.PaymentIntent)
+	setIf(q, "status", string(p.Status))
+	setTime(q, "created[gte]", p.CreatedGTE)
+	setTime(q, "created[lt]", p.CreatedLT)
+	return q
+}
+
+// ListRefunds returns a page of the store's refunds, newest first (GET
+// /v1/refunds), with p's filters. p may be nil.
+func (c *Client) ListRefunds(ctx context.Context, p *RefundListParams) (*List[*Refund], error) {
+	out := &List[*Refund]{}
+	var err error
+	out.Response, err = c.call(ctx, request{method: http.MethodGet, path: "/v1/refunds", query: p.values()}, out)
 	return result(out, err)
 }

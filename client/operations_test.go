@@ -92,14 +92,14 @@ func TestOperations(t *testing.T) {
 	}
 
 	// The list, newest first.
-	list, err := c.ListPaymentIntents(ctx, &client.ListParams{Limit: 1})
+	list, err := c.ListPaymentIntents(ctx, &client.PaymentIntentListParams{ListParams: client.ListParams{Limit: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if list.Object != "list" || len(list.Data) != 1 || list.Data[0].ID != failed.ID || !list.HasMore {
 		t.Errorf("list = %+v", list)
 	}
-	list, err = c.ListPaymentIntents(ctx, &client.ListParams{StartingAfter: failed.ID})
+	list, err = c.ListPaymentIntents(ctx, &client.PaymentIntentListParams{ListParams: client.ListParams{StartingAfter: failed.ID}})
 	if err != nil || len(list.Data) != 1 || list.Data[0].ID != pi.ID || list.HasMore {
 		t.Errorf("second page = %+v, %v", list, err)
 	}
@@ -174,7 +174,7 @@ func TestIterators(t *testing.T) {
 		ids = append([]string{pi.ID}, ids...)
 	}
 	var got []string
-	for pi, err := range c.PaymentIntents(ctx, &client.ListParams{Limit: 2}) {
+	for pi, err := range c.PaymentIntents(ctx, &client.PaymentIntentListParams{ListParams: client.ListParams{Limit: 2}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestIterators(t *testing.T) {
 		t.Errorf("forwards = %v, want %v", got, ids)
 	}
 	// A sequence iterated again starts again at its first page.
-	seq := c.PaymentIntents(ctx, &client.ListParams{Limit: 2})
+	seq := c.PaymentIntents(ctx, &client.PaymentIntentListParams{ListParams: client.ListParams{Limit: 2}})
 	for range 2 {
 		got = nil
 		for pi, err := range seq {
@@ -198,7 +198,7 @@ func TestIterators(t *testing.T) {
 		}
 	}
 	got = nil
-	for pi, err := range c.PaymentIntents(ctx, &client.ListParams{Limit: 2, EndingBefore: ids[4]}) {
+	for pi, err := range c.PaymentIntents(ctx, &client.PaymentIntentListParams{ListParams: client.ListParams{Limit: 2, EndingBefore: ids[4]}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
