@@ -308,11 +308,49 @@ func TestGoingLiveOnAStandardStripeAccount(t *testing.T) {
 	obj := events["data"].([]any)[0].(map[string]any)["data"].(map[string]any)["object"].(map[string]any)
 	require.Equal(t, refund2["id"], obj["id"])
 
+	// 5. A buyer pays with a new card typed into the field of an intent:
+	// Stripe.js makes the PaymentMethod, the confirm carries only its id.
+	var pi3 map[string]any
+	require.Equal(t, http.StatusCreated, l.call(t, "POST", "/v1/payment_intents", l.sk, map[string]any{
+		"amount": 990, "currency": "EUR", "customer": liveCustomer, "page_origins": []string{l.srv.URL},
+	}, &pi3))
+	q := url.Values{"key": {l.pk}, "payment_intent": {pi3["id"].(string)},
+		"client_secret": {pi3["client_secret"].(string)}, "origin": {l.srv.URL}}
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(l.srv.URL+"/elements/v1/card?"+q.Encode()),
+		chromedp.WaitVisible(`input[name="card-number"]`),
+		chromedp.SendKeys(`input[name="card-number"]`, fakeCardSucceeds),
+		chromedp.SendKeys(`input[name="card-expiry"]`, "12 / 30"),
+		chromedp.SendKeys(`input[name="card-cvc"]`, "123"),
+	))
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`new Promise(resolve => {
+		const id = Math.floor(Math.random() * 1e9);
+		window.addEventListener('message', e => {
+			if (e.data && e.data.type === 'keelpay:result' && e.data.id === id) resolve(e.data);
+		});
+		window.postMessage({id, type: 'keelpay:confirm', paymentIntent: {id: '`+pi3["id"].(string)+`', clientSecret: '`+pi3["client_secret"].(string)+`'}}, location.origin);
+	})`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, true, res["ok"], "confirm: %v", res)
+	paid3 := res["value"].(map[string]any)
+	require.Equal(t, "succeeded", paid3["status"], "%v", paid3)
+	require.Equal(t, map[string]any{"brand": "visa", "last4": "4242", "exp_month": 12.0, "exp_year": 2030.0, "saved": false}, paid3["payment_method"])
+	var confirms int
+	for _, body := range l.bodies.list() {
+		if strings.HasPrefix(body, "POST /v1/payment_intents/"+pi3["id"].(string)+"/confirm ") {
+			confirms++
+			require.Regexp(t, `"payment_method":"pm_[A-Za-z0-9_]+"`, body)
+		}
+	}
+	require.Equal(t, 1, confirms)
+
 	// The money rule: every PaymentIntent Stripe charged belongs to a
 	// succeeded intent of keelpay's, the one whose order it is.
 	paid2 := l.await(t, "/v1/payment_intents/"+pi2["id"].(string), time.Second,
 		func(o map[string]any) bool { return o["status"] == "succeeded" })
-	orders := map[any]bool{paid["order_id"]: true, paid2["order_id"]: true}
+	paid3read := l.await(t, "/v1/payment_intents/"+pi3["id"].(string), time.Second,
+		func(o map[string]any) bool { return o["status"] == "succeeded" })
+	orders := map[any]bool{paid["order_id"]: true, paid2["order_id"]: true, paid3read["order_id"]: true}
 	var charged int
 	for _, c := range l.fake.chargeList() {
 		if c["status"] == "succeeded" {
@@ -320,11 +358,11 @@ func TestGoingLiveOnAStandardStripeAccount(t *testing.T) {
 			require.True(t, orders[c["id"]], "Stripe charged %v, which no succeeded intent holds", c["id"])
 		}
 	}
-	require.Equal(t, 2, charged)
+	require.Equal(t, 3, charged)
 
 	// No card number reached keelpay: not in a request body its API
 	// received, not in its log, not in its database file.
-	numbers := []string{fakeCard3DS, fakeCardRefundFails, "4000 0027 6000 3184", "4000 0000 0000 5126"}
+	numbers := []string{fakeCard3DS, fakeCardRefundFails, fakeCardSucceeds, "4000 0027 6000 3184", "4000 0000 0000 5126", "4242 4242 4242 4242"}
 	for _, n := range numbers {
 		for _, body := range l.bodies.list() {
 			require.NotContains(t, body, n, "a request body to keelpay's API holds a card number")
