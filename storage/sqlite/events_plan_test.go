@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,18 +32,8 @@ func TestEventListQueriesSearchAnIndex(t *testing.T) {
 	require.NoError(t, db.EventInsert(ctx, e))
 
 	plan := func(query string, args ...any) string {
-		rows, err := db.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-		require.NoError(t, err)
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-			lines = append(lines, detail)
-		}
-		require.NoError(t, rows.Err())
-		return strings.Join(lines, "\n")
+		t.Helper()
+		return queryPlan(t, db, query, args...)
 	}
 
 	got := plan(eventSeqQuery, s.ID, e.ID)

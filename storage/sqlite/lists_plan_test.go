@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,18 +28,7 @@ func TestListQueriesSearchAnIndex(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	plan := func(query string, args ...any) string {
 		t.Helper()
-		rows, err := db.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-		require.NoError(t, err)
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-			lines = append(lines, detail)
-		}
-		require.NoError(t, rows.Err())
-		return strings.Join(lines, "\n")
+		return queryPlan(t, db, query, args...)
 	}
 	requireIndexWalk := func(t *testing.T, name, got, table, index string) {
 		t.Helper()

@@ -28,18 +28,7 @@ func TestRetentionQueriesSearchAnIndex(t *testing.T) {
 		t.Helper()
 		// The reader pool is query_only: EXPLAIN QUERY PLAN of a DELETE
 		// only plans it.
-		rows, err := db.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-		require.NoError(t, err)
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-			lines = append(lines, detail)
-		}
-		require.NoError(t, rows.Err())
-		got := strings.Join(lines, "\n")
+		got := queryPlan(t, db, query, args...)
 		t.Logf("%s\n%s", query, got)
 		require.NotContains(t, got, "TEMP B-TREE")
 		return got
