@@ -3,11 +3,9 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,29 +20,6 @@ import (
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 )
-
-// bodyRecorder keeps every request body that reaches keelpay's API.
-type bodyRecorder struct {
-	mu     sync.Mutex
-	bodies []string
-}
-
-func (rec *bodyRecorder) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rec.mu.Lock()
-		rec.bodies = append(rec.bodies, r.Method+" "+r.URL.Path+" "+string(body))
-		rec.mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	})
-}
-
-func (rec *bodyRecorder) all() []string {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return append([]string(nil), rec.bodies...)
-}
 
 // fieldCommand sends the card field, opened as the top page (its own
 // parent, at the origin it was served for), a command as keelpay.js does,
@@ -82,14 +57,14 @@ func typeCardIntoElement(t *testing.T, ctx context.Context, number string) {
 // database file and no trace span attribute holds a card number.
 func TestBrowserElementKeepsTheCardNumberOut(t *testing.T) {
 	t.Parallel()
-	rec := &bodyRecorder{}
+	rec := &browsertest.Bodies{}
 	// Traced as service.New traces: the server's spans, and the provider
 	// wrapped in spans (which must keep its browser element).
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	b := setup(t, func(o *options) {
-		o.wrapHandler = rec.wrap
+		o.wrapHandler = rec.Wrap
 		o.tracerProvider = tp
 		o.wrap = func(p provider.Provider) provider.Provider { return traced.Provider(p, tracing.Tracer(tp)) }
 	})
@@ -121,7 +96,7 @@ func TestBrowserElementKeepsTheCardNumberOut(t *testing.T) {
 
 	// An error of the element is shown in the buyer's words, and nothing
 	// reaches keelpay.
-	before := len(rec.all())
+	before := len(rec.List())
 	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("number"), "4242424242424241")))
 	res = fieldCommand(t, ctx, `{type: 'keelpay:capture'}`)
 	require.Equal(t, false, res["ok"], "%v", res)
@@ -129,7 +104,7 @@ func TestBrowserElementKeepsTheCardNumberOut(t *testing.T) {
 	shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("card-error")))
 	require.NoError(t, err)
 	require.Equal(t, "Your card number is not valid.", shown)
-	require.Len(t, rec.all(), before, "an invalid card does not reach keelpay")
+	require.Len(t, rec.List(), before, "an invalid card does not reach keelpay")
 
 	// Pay with a new card through a field of the intent.
 	body := intentBody(s, 2500)
@@ -151,7 +126,7 @@ func TestBrowserElementKeepsTheCardNumberOut(t *testing.T) {
 
 	// What keelpay received: the references, never a number, a CVC or
 	// the name the element took.
-	bodies := rec.all()
+	bodies := rec.List()
 	var posts []string
 	for _, body := range bodies {
 		if strings.HasPrefix(body, "POST /v1/card_sessions/"+session.str("id")+"/cards ") ||

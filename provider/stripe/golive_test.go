@@ -47,7 +47,7 @@ type live struct {
 	srv    *httptest.Server
 	dbPath string
 	logs   *syncBuffer
-	bodies *bodies
+	bodies *browsertest.Bodies
 	hooks  *webhookstest.Recorder
 	sk, pk string
 }
@@ -69,29 +69,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// bodies keeps every request body that reaches keelpay's API.
-type bodies struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (b *bodies) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		b.mu.Lock()
-		b.all = append(b.all, r.Method+" "+r.URL.Path+" "+string(body))
-		b.mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	})
-}
-
-func (b *bodies) list() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.all...)
-}
-
 func startLive(t *testing.T) *live {
 	t.Helper()
 	f := newFakeStripe(t)
@@ -100,7 +77,7 @@ func startLive(t *testing.T) *live {
 	f.addAccount(liveKey, &fakeAccount{id: liveAccount, currency: "eur", chargesEnabled: true, publishableKey: livePublishable})
 	f.set(func(f *fakeStripe) { f.searchLag = 30 * time.Minute })
 
-	l := &live{fake: f, logs: &syncBuffer{}, bodies: &bodies{}, dbPath: filepath.Join(t.TempDir(), "keelpay.db")}
+	l := &live{fake: f, logs: &syncBuffer{}, bodies: &browsertest.Bodies{}, dbPath: filepath.Join(t.TempDir(), "keelpay.db")}
 	mux := http.NewServeMux()
 	l.srv = httptest.NewServer(mux)
 	t.Cleanup(l.srv.Close)
@@ -126,7 +103,7 @@ func startLive(t *testing.T) *live {
 		Storage:               db,
 	})
 	require.NoError(t, err)
-	mux.Handle("/", l.bodies.wrap(svc.Handler()))
+	mux.Handle("/", l.bodies.Wrap(svc.Handler()))
 	mux.Handle("GET /stripe/return", p.ReturnHandler())
 	mux.Handle("POST /stripe/webhook", p.WebhookHandler())
 	f.set(func(f *fakeStripe) { f.webhooks = append(f.webhooks, l.srv.URL+"/stripe/webhook") })
@@ -336,7 +313,7 @@ func TestGoingLiveOnAStandardStripeAccount(t *testing.T) {
 	require.Equal(t, "succeeded", paid3["status"], "%v", paid3)
 	require.Equal(t, map[string]any{"brand": "visa", "last4": "4242", "exp_month": 12.0, "exp_year": 2030.0, "saved": false}, paid3["payment_method"])
 	var confirms int
-	for _, body := range l.bodies.list() {
+	for _, body := range l.bodies.List() {
 		if strings.HasPrefix(body, "POST /v1/payment_intents/"+pi3["id"].(string)+"/confirm ") {
 			confirms++
 			require.Regexp(t, `"payment_method":"pm_[A-Za-z0-9_]+"`, body)
@@ -364,7 +341,7 @@ func TestGoingLiveOnAStandardStripeAccount(t *testing.T) {
 	// received, not in its log, not in its database file.
 	numbers := []string{fakeCard3DS, fakeCardRefundFails, fakeCardSucceeds, "4000 0027 6000 3184", "4000 0000 0000 5126", "4242 4242 4242 4242"}
 	for _, n := range numbers {
-		for _, body := range l.bodies.list() {
+		for _, body := range l.bodies.List() {
 			require.NotContains(t, body, n, "a request body to keelpay's API holds a card number")
 		}
 		require.NotContains(t, l.logs.String(), n, "a log line holds a card number")
@@ -380,7 +357,7 @@ func TestGoingLiveOnAStandardStripeAccount(t *testing.T) {
 		}
 	}
 	var captures int
-	for _, body := range l.bodies.list() {
+	for _, body := range l.bodies.List() {
 		if strings.HasPrefix(body, "POST /v1/card_sessions/") && strings.Contains(body, "/cards ") {
 			captures++
 			require.Regexp(t, `"payment_method":"pm_[A-Za-z0-9_]+"`, body)
