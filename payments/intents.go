@@ -14,6 +14,7 @@ import (
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/fields"
 	"github.com/keelpay/keelpay/internal/providercall"
+	"github.com/keelpay/keelpay/internal/sendid"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -243,8 +244,13 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 
 	// Record the attempt, and with it the request's recovery point: a
 	// retry after a crash carries this attempt to its end instead of
-	// making another. Only one confirm moves this version on.
-	attempt := startAttempt(*pi, keelpay.NewID(attemptPrefix), st.MerchantID, pm, cardID, p.Billing, s.now())
+	// making another. Only one confirm moves this version on. The
+	// attempt's id (the provider's idempotency key) comes from the intent
+	// and this version: should the database lose this commit (a failover
+	// to an asynchronous standby, a restored backup), the retry starts
+	// from the same version again, sends the same key, and the provider
+	// answers with the first charge instead of making a second.
+	attempt := startAttempt(*pi, sendid.For(attemptPrefix, pi.ID, pi.Version), st.MerchantID, pm, cardID, p.Billing, s.now())
 	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.PaymentIntentUpdate(ctx, &attempt, pi.Version); err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/internal/schedule"
+	"github.com/keelpay/keelpay/internal/sendid"
 	"github.com/keelpay/keelpay/internal/wire"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
@@ -31,6 +32,9 @@ const (
 	// refund may be sent again.
 	ResendAfter    = 3 * time.Minute
 	reconcileBatch = 100
+	// refundAttemptPrefix starts the ids of refund sends, the provider's
+	// idempotency keys.
+	refundAttemptPrefix = "rfatt_"
 	// AnswerTimeoutDefault is the default of Config.AnswerTimeout.
 	AnswerTimeoutDefault = providercall.AnswerTimeoutDefault
 )
@@ -231,12 +235,16 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		Metadata:        metadata,
 		Status:          keelpay.RefundPending,
 		Attempts:        1,
-		AttemptID:       keelpay.NewID("rfatt_"),
-		LastSentAt:      now,
-		ReconcileAt:     schedule.Next(now, now),
-		CreatedAt:       now,
-		UpdatedAt:       now,
-		Version:         1,
+		// The send's id (the provider's idempotency key) comes from the
+		// intent at the version this send moves on: a retry after the
+		// database lost this commit sends the same key, and the provider
+		// answers with the first send instead of paying out again.
+		AttemptID:   sendid.For(refundAttemptPrefix, pi.ID, pi.Version),
+		LastSentAt:  now,
+		ReconcileAt: schedule.Next(now, now),
+		CreatedAt:   now,
+		UpdatedAt:   now,
+		Version:     1,
 	}
 	linked := *pi
 	linked.RefundID = r.ID
@@ -275,7 +283,7 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 
 // again sends an existing refund again, where the rules allow it.
 func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, before *keelpay.Refund, now time.Time, key *idempotency.Key) (*Result, error) {
-	next, err := resend(*before, keelpay.NewID("rfatt_"), now)
+	next, err := resend(*before, sendid.For(refundAttemptPrefix, before.ID, before.Version), now)
 	if err != nil {
 		return nil, err
 	}

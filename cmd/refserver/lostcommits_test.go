@@ -1,0 +1,79 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLostCommitsDoNotChargeOrRefundTwice restores keelpay's database to a
+// copy taken before a confirm and before a refund, while the provider (the
+// sandbox, in its own file) keeps what it did: the commits that recorded
+// the attempt and the refund's send are lost, as they are when PostgreSQL
+// fails over to an asynchronous standby or an operator restores a backup.
+// The client's retries with the same keys must not make a second charge
+// or a second payout: the retried send derives the same idempotency key
+// from the same record and version, and the provider answers it with the
+// first outcome.
+func TestLostCommitsDoNotChargeOrRefundTwice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "keelpay.db")
+	env := []string{"KEELPAY_ADDR=127.0.0.1:0"}
+	s := start(t, dir, env)
+	sh := setupShop(t, s, "app_lost", "http://127.0.0.1:9/webhooks")
+
+	// Two intents: one to confirm after the copy, one paid before it, to
+	// refund after the copy.
+	toPay := must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(2500))
+	require.Equal(t, http.StatusCreated, toPay.status, "%v", toPay.body)
+	toRefund := must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(1800))
+	require.Equal(t, http.StatusCreated, toRefund.status, "%v", toRefund.body)
+	paid := must(t, "POST", s.url+"/v1/payment_intents/"+toRefund.str("id")+"/confirm", sh.pk, confirmBody(toRefund, "4242424242424242"))
+	require.Equal(t, "succeeded", paid.str("status"), "%v", paid.body)
+
+	backup := filepath.Join(dir, "backup", "copy.db")
+	out, err := exec.Command(refserver, "backup", "-db", db, backup).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	confirmKey := []string{"Idempotency-Key", "confirm-lost-1"}
+	first := must(t, "POST", s.url+"/v1/payment_intents/"+toPay.str("id")+"/confirm", sh.pk, confirmBody(toPay, "4242424242424242"), confirmKey...)
+	require.Equal(t, "succeeded", first.str("status"), "%v", first.body)
+	refundKey := []string{"Idempotency-Key", "refund-lost-1"}
+	refund := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": toRefund.str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refund.str("status"), "%v", refund.body)
+	before := sandboxStats(t, s)
+	require.Equal(t, 2, before.Charges)
+	require.Equal(t, 1, before.Refunds)
+
+	// The database loses everything after the copy; the provider does not.
+	require.NoError(t, s.cmd.Process.Kill())
+	_ = s.cmd.Wait()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		require.NoError(t, os.RemoveAll(db+suffix))
+	}
+	data, err := os.ReadFile(backup)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(db, data, 0o600))
+
+	s = start(t, dir, env)
+	intent := must(t, "GET", s.url+"/v1/payment_intents/"+toPay.str("id"), sh.sk, nil)
+	require.Equal(t, "requires_payment_method", intent.str("status"), "the confirm's commit is gone: %v", intent.body)
+
+	again := must(t, "POST", s.url+"/v1/payment_intents/"+toPay.str("id")+"/confirm", sh.pk, confirmBody(toPay, "4242424242424242"), confirmKey...)
+	require.Equal(t, "succeeded", again.str("status"), "%v", again.body)
+	refundAgain := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": toRefund.str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refundAgain.str("status"), "the provider paid the refund out once; the retry must say so: %v", refundAgain.body)
+
+	after := sandboxStats(t, s)
+	require.Equal(t, before.Charges, after.Charges, "a retry after lost commits charged again: %+v", after)
+	require.Equal(t, before.Refunds, after.Refunds, "a retry after lost commits paid out again: %+v", after)
+	for attempt, n := range after.ChargesByAttempt {
+		require.Equal(t, 1, n, "attempt %s", attempt)
+	}
+	require.Zero(t, after.Voids)
+}
