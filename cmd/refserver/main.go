@@ -24,6 +24,10 @@
 //	-card-session-retention  KEELPAY_CARD_SESSION_RETENTION
 //	                                   how long card sessions that saved no card are kept after
 //	                                   they expired (default 7d)
+//	-allow-async-standby  KEELPAY_POSTGRES_ALLOW_ASYNC_STANDBY=1
+//	                                   start on a PostgreSQL primary with standbys its commits
+//	                                   do not wait for (refused by default: a failover to such
+//	                                   a standby loses the latest commits; docs/operating.md)
 //	-new-key                           print a new encryption key and exit
 //
 // Secrets in the database are sealed with the keys of KEELPAY_ENCRYPTION_KEY

@@ -53,6 +53,9 @@ type config struct {
 	// after they expired (service.KeepForever: for good).
 	retention        time.Duration
 	sessionRetention time.Duration
+	// allowAsyncStandby lets the server start on a PostgreSQL primary
+	// whose standbys its commits do not wait for.
+	allowAsyncStandby bool
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -80,6 +83,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"use the sandbox of the reference server at this URL instead of owning one (env KEELPAY_SANDBOX_URL)")
 	fs.StringVar(&c.sandboxDB, "sandbox-db", getenv("KEELPAY_SANDBOX_DB"),
 		"SQLite file of the sandbox this server owns (env KEELPAY_SANDBOX_DB; default next to a SQLite -db, NAME.sandbox.db; for PostgreSQL ./postgres-DATABASE[-SCHEMA].sandbox.db)")
+	fs.BoolVar(&c.allowAsyncStandby, "allow-async-standby", getenv("KEELPAY_POSTGRES_ALLOW_ASYNC_STANDBY") == "1",
+		"start on a PostgreSQL primary with standbys that commits do not wait for, whose failover loses the latest commits (env KEELPAY_POSTGRES_ALLOW_ASYNC_STANDBY=1; see docs/operating.md)")
 	var retention, sessionRetention string
 	fs.StringVar(&retention, "retention", envOr(getenv, "KEELPAY_RETENTION", "30d"),
 		"how long events whose delivery is over are kept: days (30d), a duration (720h) or forever (env KEELPAY_RETENTION)")
@@ -201,8 +206,14 @@ func withRequestID(next http.Handler) http.Handler {
 // postgresql:// URL, and a SQLite file for anything else. tp, when set,
 // traces PostgreSQL's statements.
 func openStorage(ctx context.Context, dsn string, kr *keyring.Keyring, tp trace.TracerProvider) (storage.Storage, error) {
+	return openStorageAllowing(ctx, dsn, kr, tp, false)
+}
+
+// openStorageAllowing is openStorage; allowAsyncStandby is
+// postgres.Config.AllowAsyncStandby.
+func openStorageAllowing(ctx context.Context, dsn string, kr *keyring.Keyring, tp trace.TracerProvider, allowAsyncStandby bool) (storage.Storage, error) {
 	if isPostgres(dsn) {
-		return postgres.Open(ctx, postgres.Config{DSN: dsn, Keyring: kr, TracerProvider: tp})
+		return postgres.Open(ctx, postgres.Config{DSN: dsn, Keyring: kr, TracerProvider: tp, AllowAsyncStandby: allowAsyncStandby})
 	}
 	return sqlite.Open(ctx, sqlite.Config{Keyring: kr, Path: dsn})
 }
@@ -352,7 +363,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}()
 		log.Info("exporting traces over OTLP/HTTP")
 	}
-	db, err := openStorage(ctx, cfg.db, kr, tracerProvider)
+	db, err := openStorageAllowing(ctx, cfg.db, kr, tracerProvider, cfg.allowAsyncStandby)
 	if err != nil {
 		if pendingKey != nil {
 			return fmt.Errorf("open database: %w (there is no key file %s, so a new key was tried and not saved: "+
@@ -361,6 +372,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer db.Close()
+	if pg, ok := db.(*postgres.DB); ok {
+		if r := pg.Replication(); r.Standbys > 0 && (!r.Waits || r.Async+r.Unknown > 0) {
+			log.Warn("the database has standbys that commits do not wait for: a failover to one of them loses the latest commits (docs/operating.md)",
+				slog.Int("standbys", r.Standbys), slog.Int("async", r.Async), slog.Int("unknown", r.Unknown), slog.Bool("commits_wait", r.Waits))
+		}
+	}
 	if pendingKey != nil {
 		// The database opened with the new key: from now on it is this
 		// database's key.

@@ -88,3 +88,16 @@ func TestCallersPoolConfigErrors(t *testing.T) {
 	// Migrate works on the pool too.
 	require.NoError(t, postgres.Migrate(ctx, postgres.Config{Keyring: kr, Pool: pool}))
 }
+
+// TestReplicationOfALoneServer: a server without standbys passes Open, and
+// Replication says what Open read (the test server has no standby and
+// synchronous_standby_names is empty). The refusal of a primary with an
+// asynchronous standby is exercised against a real standby by
+// cmd/refserver's failover test.
+func TestReplicationOfALoneServer(t *testing.T) {
+	t.Parallel()
+	db := postgrestest.NewDB(t)
+	r := db.Replication()
+	require.Zero(t, r.Standbys, "%+v", r)
+	require.False(t, r.Waits, "%+v", r)
+}

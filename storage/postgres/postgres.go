@@ -113,6 +113,16 @@ type Config struct {
 	// server's own setting. A DSN that sets the parameter (as a parameter
 	// or in options) keeps its value.
 	IdleInTransactionTimeout time.Duration
+	// AllowAsyncStandby lets Open go on when the primary has standbys
+	// that keelpay's commits do not wait for. A failover to such a
+	// standby loses the latest commits: answers keelpay gave, and the
+	// records of charges it made. A retried confirm or refund then sends
+	// the same idempotency key as the lost one, so the provider does not
+	// charge or pay out twice; but an intent whose charge was lost and
+	// that is never confirmed again holds a charge no record names.
+	// Default false: Open fails with ErrAsyncStandby. See
+	// docs/operating.md.
+	AllowAsyncStandby bool
 }
 
 // Defaults of Config, and the TCP time-outs of keelpay's connections.
@@ -156,6 +166,8 @@ type DB struct {
 	trips   atomic.Int64 // round trips to the server (see counted)
 
 	listener storeListener // see StoreEpoch
+
+	replication Replication // what Open saw; see Replication
 }
 
 var _ storage.Storage = (*DB)(nil)
@@ -193,8 +205,22 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		}
 		return nil, fmt.Errorf("postgres: fold status counts: %w", mapErr(err))
 	}
+	rep, err := readReplication(ctx, pool)
+	if err == nil {
+		err = checkReplication(rep, cfg.AllowAsyncStandby)
+	}
+	if err != nil {
+		if cfg.Pool == nil {
+			pool.Close()
+		}
+		return nil, err
+	}
+	db.replication = rep
 	return db, nil
 }
+
+// Replication returns what Open saw of the primary's replication.
+func (db *DB) Replication() Replication { return db.replication }
 
 // OpenPool is Open on pool, a pool of the application's (see
 // Config.Pool): cfg.Pool is set to pool.
