@@ -52,3 +52,18 @@ func TestDocsStandAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPerformanceDocStaysAReference keeps docs/performance.md a reference a
+// reader takes in at once: the figures, how to measure them and where the
+// time goes, not a log of every measurement ever made. New figures replace
+// old ones.
+func TestPerformanceDocStaysAReference(t *testing.T) {
+	const limit = 15 * 1024
+	b, err := os.ReadFile(filepath.Join("docs", "performance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) >= limit {
+		t.Fatalf("docs/performance.md is %d bytes, over %d: replace figures instead of adding them", len(b), limit)
+	}
+}
