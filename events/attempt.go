@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -180,15 +181,47 @@ func AttemptBody(b []byte) string {
 }
 
 func (d *Dispatcher) signer(secret string) (*webhooks.Signer, error) {
-	if s, ok := d.signers.Load(secret); ok {
-		return s.(*webhooks.Signer), nil
+	return d.signers.get(secret)
+}
+
+// signerCacheMax bounds the signers a dispatcher keeps: more than the
+// stores whose webhooks one dispatcher sends at once, so that a full cache
+// is rare, and small enough that secrets rotated away do not pile up.
+const signerCacheMax = 4096
+
+// signerCache keeps the signer of each webhook secret in use, so that a
+// delivery does not decode its secret again. It holds at most
+// signerCacheMax signers: when full, it starts again empty, and a secret
+// that was rotated away is forgotten then at the latest.
+type signerCache struct {
+	mu sync.Mutex
+	m  map[string]*webhooks.Signer
+}
+
+func (c *signerCache) get(secret string) (*webhooks.Signer, error) {
+	c.mu.Lock()
+	s, ok := c.m[secret]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
 	}
 	s, err := webhooks.NewSigner(secret)
 	if err != nil {
 		return nil, err
 	}
-	d.signers.Store(secret, s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= signerCacheMax {
+		c.m = make(map[string]*webhooks.Signer)
+	}
+	c.m[secret] = s
 	return s, nil
+}
+
+func (c *signerCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }
 
 // classify names why a request got no response.

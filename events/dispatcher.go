@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -183,7 +182,7 @@ type Dispatcher struct {
 	cfg     DispatcherConfig
 	client  *http.Client
 	wake    chan struct{}
-	signers sync.Map // webhook secret -> *webhooks.Signer
+	signers signerCache
 	metrics *dispatcherMetrics
 	limits  *storeLimits
 	tracer  trace.Tracer // nil: no spans
