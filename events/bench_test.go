@@ -124,8 +124,8 @@ func benchmarkThroughput(b *testing.B, concurrency, perStore int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error)
-	go func() { done <- d.Run(runCtx) }()
+	done := make(chan struct{})
+	go func() { d.Run(runCtx); close(done) }()
 	// Progress polls of a benchmark, not waits of a test: first until every
 	// delivery arrived, then until every attempt is recorded.
 	for env.received.Load() < int64(b.N) {
@@ -183,8 +183,8 @@ func BenchmarkDispatcherLatency(b *testing.B) {
 	ctx := context.Background()
 	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Logger: quiet, Storage: env.db}))
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error)
-	go func() { done <- d.Run(runCtx) }()
+	done := make(chan struct{})
+	go func() { d.Run(runCtx); close(done) }()
 	var mu sync.Mutex
 	committed := make(map[string]time.Time, b.N)
 	b.ResetTimer()

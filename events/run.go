@@ -27,7 +27,7 @@ const lingerMax = 2 * time.Millisecond
 // transaction is under way at a time, except that news (Notify, or a
 // delivery coming due) starts a claim at once beside it: a new event's
 // webhook does not wait for a batch of results to commit first.
-func (d *Dispatcher) Run(ctx context.Context) error {
+func (d *Dispatcher) Run(ctx context.Context) {
 	l := d.newLoop(ctx)
 	defer l.lingerT.Stop()
 	defer l.timer.Stop()
@@ -38,7 +38,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 	}
 	l.drain()
-	return nil
 }
 
 // loop is the state of one Run: the attempts under way, the results not

@@ -229,15 +229,11 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	ctx, s.stop = context.WithCancel(ctx)
 	s.running = true
-	log := s.cfg.Logger
 	g := new(errgroup.Group)
 	s.workers = g
 	g.Go(func() error {
-		err := s.dispatcher.Run(ctx)
-		if err != nil {
-			log.ErrorContext(ctx, "dispatcher stopped", slog.Any("error", err))
-		}
-		return err
+		s.dispatcher.Run(ctx)
+		return nil
 	})
 	for _, w := range []struct {
 		name     string
