@@ -23,12 +23,24 @@ import (
 	"github.com/keelpay/keelpay/storage"
 )
 
-// RetryDelays are the waits after each failed attempt (docs/webhooks.md): seven
-// attempts in all, then the delivery is failed.
-var RetryDelays = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 24 * time.Hour}
+// retryDelays are the waits after each failed attempt but the last
+// (docs/webhooks.md). It is an array, so that MaxAttempts follows from it
+// and nothing can change it.
+var retryDelays = [...]time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 24 * time.Hour}
 
-// MaxAttempts is the number of attempts before a delivery is failed.
-const MaxAttempts = 7
+// MaxAttempts is the number of attempts before a delivery is failed: one
+// more than the retry delays.
+const MaxAttempts = len(retryDelays) + 1
+
+// RetryDelay is the wait after failed attempt n (from 1) before the next,
+// for n below MaxAttempts; 0 for any other n (after attempt MaxAttempts
+// the delivery is failed).
+func RetryDelay(n int) time.Duration {
+	if n < 1 || n > len(retryDelays) {
+		return 0
+	}
+	return retryDelays[n-1]
+}
 
 // Defaults of DispatcherConfig.
 const (

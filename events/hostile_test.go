@@ -261,7 +261,7 @@ func testHostileReceivers(t *testing.T, db storage.Storage) {
 				want := keelpay.Delivery{Status: keelpay.DeliverySucceeded, Attempts: 1, LastAttemptAt: t0, LastStatusCode: http.StatusOK}
 				if s.fails {
 					want = keelpay.Delivery{Status: keelpay.DeliveryPending, Attempts: attempts, LastAttemptAt: last,
-						NextAttemptAt: last.Add(events.RetryDelays[attempts-1])}
+						NextAttemptAt: last.Add(events.RetryDelay(attempts))}
 				}
 				got := e.Delivery
 				if s.fails { // a time-out, a status, or a redirect
@@ -275,7 +275,7 @@ func testHostileReceivers(t *testing.T, db storage.Storage) {
 
 	// A second before the retries are due, E's next event goes out and no
 	// hostile delivery does: it would have been in the same claim.
-	clock.Set(t0.Add(events.RetryDelays[0] - time.Second))
+	clock.Set(t0.Add(events.RetryDelay(1) - time.Second))
 	stop = runDispatcher(t, d)
 	e := storagetest.NewEventRecord(storeE.ID, keelpay.EventWebhookTest, clock.Now())
 	require.NoError(t, db.EventInsert(ctx, e))
@@ -286,7 +286,7 @@ func testHostileReceivers(t *testing.T, db storage.Storage) {
 
 	// At their due time each failed delivery is attempted again, once, and
 	// scheduled by the next delay.
-	retry := t0.Add(events.RetryDelays[0])
+	retry := t0.Add(events.RetryDelay(1))
 	clock.Set(retry)
 	stop = runDispatcher(t, d)
 	for _, s := range stores {

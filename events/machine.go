@@ -11,7 +11,7 @@ import (
 // it, the receiver's answer and the time, never on storage or the network.
 //
 //	pending --2xx--> succeeded
-//	pending --any failure, attempts < MaxAttempts--> pending (next attempt by RetryDelays)
+//	pending --any failure, attempts < MaxAttempts--> pending (next attempt by RetryDelay)
 //	pending --any failure, attempt MaxAttempts--> failed
 //
 // A redelivery puts a delivery back to pending with its attempts reset
@@ -48,7 +48,7 @@ func afterAttempt(attempts int, started time.Time, status int, failure keelpay.D
 		del.Status = keelpay.DeliveryFailed
 	default:
 		del.Status = keelpay.DeliveryPending
-		del.NextAttemptAt = started.Add(RetryDelays[del.Attempts-1])
+		del.NextAttemptAt = started.Add(RetryDelay(del.Attempts))
 	}
 	return del
 }

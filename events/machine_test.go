@@ -65,12 +65,15 @@ func TestAfterAttempt(t *testing.T) {
 
 func TestRetryScheduleSpansADayAndAHalf(t *testing.T) {
 	t.Parallel()
-	if len(RetryDelays) != MaxAttempts-1 {
-		t.Fatalf("%d retry delays for %d attempts", len(RetryDelays), MaxAttempts)
-	}
 	var total time.Duration
-	for _, d := range RetryDelays {
-		total += d
+	for n := 1; n < MaxAttempts; n++ {
+		if RetryDelay(n) <= 0 {
+			t.Fatalf("no delay after attempt %d of %d", n, MaxAttempts)
+		}
+		total += RetryDelay(n)
+	}
+	if RetryDelay(0) != 0 || RetryDelay(MaxAttempts) != 0 {
+		t.Error("a delay outside attempts 1 to MaxAttempts-1")
 	}
 	if want := 32*time.Hour + 36*time.Minute; total != want {
 		t.Errorf("first to last attempt: %v, want %v", total, want)

@@ -29,10 +29,10 @@ func TestAttemptHistory(t *testing.T) {
 	})
 	require.Equal(t, 1, b.runDispatcher(t, d))
 	first := b.clock.Now()
-	b.clock.Advance(events.RetryDelays[0])
+	b.clock.Advance(events.RetryDelay(1))
 	s.rec.SetResponder(func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/x", http.StatusFound) })
 	require.Equal(t, 1, b.runDispatcher(t, d))
-	b.clock.Advance(events.RetryDelays[1])
+	b.clock.Advance(events.RetryDelay(2))
 	s.rec.SetResponder(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"ok":true}`)) })
 	require.Equal(t, 1, b.runDispatcher(t, d))
 

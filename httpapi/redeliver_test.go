@@ -19,8 +19,8 @@ func (b *bundle) failAll(t *testing.T, d *events.Dispatcher) {
 	t.Helper()
 	for i := range events.MaxAttempts {
 		b.runDispatcher(t, d)
-		if i < len(events.RetryDelays) {
-			b.clock.Advance(events.RetryDelays[i])
+		if i < events.MaxAttempts-1 {
+			b.clock.Advance(events.RetryDelay(i+1))
 		}
 	}
 }
