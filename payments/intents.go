@@ -395,7 +395,7 @@ func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reaso
 	if err := check.CancellationReason(reason); err != nil {
 		return nil, err
 	}
-	for range 5 {
+	for range raceRetries {
 		pi, err := s.GetIntent(ctx, st, id)
 		if err != nil {
 			return nil, err

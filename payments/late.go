@@ -130,7 +130,7 @@ func (s *Service) recheck(ctx context.Context, c *storage.AttemptCheck, now time
 // already (its earlier void failed and this one held at once).
 func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *provider.ChargeResult, status keelpay.VoidStatus, fresh bool, now time.Time) error {
 	held := status == keelpay.VoidHeld
-	for range 5 {
+	for range raceRetries {
 		pi, err := s.cfg.Storage.PaymentIntentGet(ctx, c.StoreID, c.PaymentIntentID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return s.cfg.Storage.AttemptCheckDelete(ctx, c.AttemptID)

@@ -34,6 +34,21 @@ const CallTimeoutMax = 45 * time.Second
 // workerBatch is how many intents a worker reads at once.
 const workerBatch = 100
 
+// Retries of a change that lost a race for an intent's version.
+const (
+	// raceRetries is how many times a change made from what the
+	// intent was (cancel, a void's record) is read again and tried
+	// again after another writer moved the intent on: each retry
+	// starts from the newer version, so a few always suffice unless the
+	// intent keeps changing under it.
+	raceRetries = 5
+	// serialisationRetries is how many times an outcome's commit is
+	// tried again when the database could not serialise it and the
+	// intent is still as it was (the adapter's WithTx already retried
+	// inside).
+	serialisationRetries = 3
+)
+
 // AnswerTimeoutDefault is the default of Config.AnswerTimeout.
 const AnswerTimeoutDefault = providercall.AnswerTimeoutDefault
 

@@ -76,7 +76,7 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 	after := st.next
 	after.Version = prev.Version + 1
 	answer := renderAnswer(key, &after)
-	for range 3 {
+	for range serialisationRetries {
 		// The event is written with the change, and the dispatcher woken
 		// once it is committed.
 		err := s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {

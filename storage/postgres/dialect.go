@@ -89,10 +89,6 @@ func errorKind(err error) core.ErrorKind {
 	return core.ErrOther
 }
 
-// transientError is an ErrConflict that the database reported, which
-// WithTx retries.
-type transientError = core.TransientError
-
 // ts is the value of a time column: the instant to the microsecond (the
 // driver truncates), and the zero time as -infinity.
 func ts(t time.Time) pgtype.Timestamptz {

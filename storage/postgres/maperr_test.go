@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 func TestMapErr(t *testing.T) {
@@ -29,7 +30,7 @@ func TestMapErr(t *testing.T) {
 	} {
 		got := mapErr(tc.err)
 		require.ErrorIs(t, got, tc.want, tc.err.Error())
-		var te *transientError
+		var te *core.TransientError
 		require.Equal(t, tc.transient, errors.As(got, &te), tc.err.Error())
 	}
 	require.NoError(t, mapErr(nil))
