@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -305,7 +304,7 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 		// queued: a retry after a crash reports these counts rather than
 		// queueing again.
 		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, p.StoreID, http.StatusOK, res.JSON())
+			return key.Finish(ctx, tx, p.StoreID, idempotency.OutcomeChanged, res.JSON())
 		}
 		return nil
 	})

@@ -40,7 +40,7 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 // writeRefund writes the answer to a send of refund ref: the answer its
 // service stores with an idempotency key.
 func writeRefund(w http.ResponseWriter, ref *keelpay.Refund) {
-	writeRaw(w, refunds.SendStatus(ref), refunds.JSON(ref))
+	writeRaw(w, refunds.SendOutcome(ref).HTTPStatus(), refunds.JSON(ref))
 }
 
 func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {

@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/keelpay/keelpay/storage"
 )
@@ -106,15 +107,38 @@ func (k *Key) Step(ctx context.Context, tx storage.Executor, point, objectID str
 	})
 }
 
+// Outcome is what a request's last change did to its object, which the
+// stored answer reports: the services say what they did, and the HTTP
+// status follows from it here.
+type Outcome int
+
+// Outcomes of a request.
+const (
+	// OutcomeChanged: the request changed (or read) an object that
+	// existed before it; HTTP 200.
+	OutcomeChanged Outcome = iota
+	// OutcomeCreated: the request made its object; HTTP 201.
+	OutcomeCreated
+)
+
+// HTTPStatus is the status of the HTTP answer that reports o.
+func (o Outcome) HTTPStatus() int {
+	if o == OutcomeCreated {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
 // Finish records, inside tx, that the request's last change committed on
-// objectID, and stores the request's answer with it: status and the JSON
-// body, which is kept followed by a newline, as the HTTP API sends it.
-// Call it in the transaction of the last change, with the answer the
-// caller will send. A nil Key records nothing.
-func (k *Key) Finish(ctx context.Context, tx storage.Executor, objectID string, status int, body []byte) error {
+// objectID, and stores the request's answer with it: the status of o and
+// the JSON body, which is kept followed by a newline, as the HTTP API
+// sends it. Call it in the transaction of the last change, with the answer
+// the caller will send. A nil Key records nothing.
+func (k *Key) Finish(ctx context.Context, tx storage.Executor, objectID string, o Outcome, body []byte) error {
 	if k == nil {
 		return nil
 	}
+	status := o.HTTPStatus()
 	body = append(body[:len(body):len(body)], '\n')
 	err := k.progress(ctx, tx, storage.IdempotencyProgressParams{
 		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: Done, ObjectID: objectID,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
@@ -176,7 +175,7 @@ func (s *Service) EraseCustomer(ctx context.Context, st *keelpay.Store, customer
 	e.PaymentIntents, e.CardSessions = n.PaymentIntents, n.CardSessions
 	if key != nil {
 		err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			return key.Finish(ctx, tx, customerID, http.StatusOK, ErasureJSON(e))
+			return key.Finish(ctx, tx, customerID, idempotency.OutcomeChanged, ErasureJSON(e))
 		})
 		if err != nil {
 			return nil, fmt.Errorf("payments: erase customer: %w", err)

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
 	"github.com/keelpay/keelpay/provider"
@@ -40,7 +40,7 @@ func (s *Service) CreateCardSession(ctx context.Context, st *keelpay.Store, p Ca
 			return err
 		}
 		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, cs.ID, http.StatusCreated, CardSessionJSON(cs, true))
+			return key.Finish(ctx, tx, cs.ID, idempotency.OutcomeCreated, CardSessionJSON(cs, true))
 		}
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/keelpay/keelpay"
@@ -65,7 +64,7 @@ func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentP
 		if err := tx.PaymentIntentInsert(ctx, pi); err != nil {
 			return err
 		}
-		return finishIntent(ctx, tx, p.Idempotency, http.StatusCreated, pi.ID, answer)
+		return finishIntent(ctx, tx, p.Idempotency, idempotency.OutcomeCreated, pi.ID, answer)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payments: insert intent: %w", err)

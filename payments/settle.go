@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 
 	"github.com/keelpay/keelpay"
@@ -99,7 +98,7 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 			// When a request with an idempotency key makes this change,
 			// its answer is stored with it: a retry after a crash gets
 			// this answer, not a second run.
-			return finishIntent(ctx, tx, key, http.StatusOK, n.ID, answer)
+			return finishIntent(ctx, tx, key, idempotency.OutcomeChanged, n.ID, answer)
 		}, ev)
 		if err == nil {
 			next := after
@@ -274,9 +273,9 @@ func renderAnswer(key *idempotency.Key, pi *keelpay.PaymentIntent) []byte {
 // finishIntent stores, with the change in tx, the answer status and body
 // (renderAnswer) about intent id of the request that holds key; nothing
 // without a key.
-func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, status int, id string, answer []byte) error {
+func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, o idempotency.Outcome, id string, answer []byte) error {
 	if key == nil {
 		return nil
 	}
-	return key.Finish(ctx, tx, id, status, answer)
+	return key.Finish(ctx, tx, id, o, answer)
 }

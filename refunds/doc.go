@@ -31,7 +31,7 @@
 // Params.Idempotency carries the caller's idempotency key, an
 // [github.com/keelpay/keelpay/idempotency.Key] (nil: none): the recorded
 // send is then a step on the key, and the committed outcome stores the
-// answer ([JSON] of the refund, with [SendStatus]) with it. [Service.Resume]
+// answer ([JSON] of the refund, with [SendOutcome]) with it. [Service.Resume]
 // finishes a send that was cut off, as the answer to a retry with the
 // same key.
 package refunds

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -647,16 +646,16 @@ func finish(ctx context.Context, tx storage.Executor, key *idempotency.Key, r *k
 	if key == nil {
 		return nil
 	}
-	return key.Finish(ctx, tx, r.ID, SendStatus(r), JSON(r))
+	return key.Finish(ctx, tx, r.ID, SendOutcome(r), JSON(r))
 }
 
-// SendStatus is the HTTP status of the answer to a send that returned r: 201
-// for the refund's first send, 200 for a send again.
-func SendStatus(r *keelpay.Refund) int {
+// SendOutcome is what a send that returned r did: created the refund (its
+// first send) or changed it (a send again).
+func SendOutcome(r *keelpay.Refund) idempotency.Outcome {
 	if r.Attempts == 1 {
-		return http.StatusCreated
+		return idempotency.OutcomeCreated
 	}
-	return http.StatusOK
+	return idempotency.OutcomeChanged
 }
 
 // ListParams selects a page of a store's refunds: Limit 1 to 100 (0 is

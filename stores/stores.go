@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"time"
 
@@ -197,13 +196,13 @@ type SetupResult struct {
 	WebhookSecret string
 }
 
-// Status is the HTTP status of the answer to the setup: 201 for a store's
-// first setup, 200 for a change.
-func (r *SetupResult) Status() int {
+// Outcome is what the setup did: created the store (its first setup) or
+// changed it.
+func (r *SetupResult) Outcome() idempotency.Outcome {
 	if r.Created {
-		return http.StatusCreated
+		return idempotency.OutcomeCreated
 	}
-	return http.StatusOK
+	return idempotency.OutcomeChanged
 }
 
 // JSON is the JSON of the answer to the setup: the store, with the keys
@@ -414,7 +413,7 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 		// retry after a crash gets the secrets this change issued rather
 		// than rotating them again.
 		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, next.ID, res.Status(), res.JSON())
+			return key.Finish(ctx, tx, next.ID, res.Outcome(), res.JSON())
 		}
 		return nil
 	})
