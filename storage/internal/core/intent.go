@@ -24,10 +24,13 @@ const IntentColumns = `id, store_id, status, amount, currency,
 // intentColumnCount is the number of IntentColumns.
 const intentColumnCount = 43
 
-// IntentValues returns pi's values in the order of IntentColumns. An
-// optional part that is absent is stored as empty columns. The client
-// secret is stored as it is: the caller seals it.
+// IntentValues returns pi's values in the order of IntentColumns, its
+// customer's personal data and its billing details sealed. An optional
+// part that is absent is stored as empty columns. The client secret is
+// stored as it is: an insert seals it (SealedIntentValues), an update
+// does not write it.
 func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
+	pi = r.Codec.SealIntentPersonal(pi)
 	metadata, err := r.D.Metadata(pi.Metadata)
 	if err != nil {
 		return nil, err
@@ -72,8 +75,8 @@ func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	}, nil
 }
 
-// SealedIntentValues is IntentValues with the client secret sealed, the
-// values of an insert.
+// SealedIntentValues is IntentValues with the client secret sealed too,
+// the values of an insert.
 func (r Records) SealedIntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	sealed := *pi
 	sealed.ClientSecret = r.Codec.Seal(atrest.IntentSecret, pi.ClientSecret, pi.ID)
@@ -95,7 +98,8 @@ type intentRow struct {
 var intentDsts = sync.Pool{New: func() any { return new([intentColumnCount]any) }}
 
 // ScanIntent reads a payment intent from the columns of IntentColumns and
-// opens its client secret.
+// opens its client secret, its customer's personal data and its billing
+// details.
 func (r Records) ScanIntent(row Row) (*keelpay.PaymentIntent, error) {
 	x := new(intentRow)
 	pi := &x.pi
