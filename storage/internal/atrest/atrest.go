@@ -79,9 +79,27 @@ func (c Codec) Open(col Column, v string, keys ...string) (string, error) {
 	return string(b), nil
 }
 
+// aad is keyring.AAD("keelpay", table, column, keys...), built in one
+// allocation: a payment intent read opens seven sealed values.
 func aad(col Column, keys []string) []byte {
-	return keyring.AAD(append([]string{"keelpay", col.Table, col.Name}, keys...)...)
+	n := len(aadPrefix) + len(col.Table) + 1 + len(col.Name)
+	for _, k := range keys {
+		n += 1 + len(k)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, aadPrefix...)
+	b = append(b, col.Table...)
+	b = append(b, 0)
+	b = append(b, col.Name...)
+	for _, k := range keys {
+		b = append(b, 0)
+		b = append(b, k...)
+	}
+	return b
 }
+
+// aadPrefix starts the associated data of every sealed column.
+const aadPrefix = "keelpay\x00"
 
 // The sealed columns by their use.
 var (
@@ -130,17 +148,18 @@ func (c Codec) SealCardSession(s *keelpay.CardSession) [4]string {
 // OpenIntent opens the sealed fields of a payment intent: its client
 // secret, its customer's personal data and its billing details.
 func (c Codec) OpenIntent(pi *keelpay.PaymentIntent) error {
-	fields := []field{
-		{IntentSecret, &pi.ClientSecret},
-		{IntentName, &pi.Customer.Name},
-		{IntentEmail, &pi.Customer.Email},
-		{IntentPhone, &pi.Customer.Phone},
-	}
-	if b := pi.Billing; b != nil {
-		fields = append(fields, field{IntentBillingCountry, &b.Country}, field{IntentBillingState, &b.State},
+	err := c.openAll(pi.ID,
+		field{IntentSecret, &pi.ClientSecret},
+		field{IntentName, &pi.Customer.Name},
+		field{IntentEmail, &pi.Customer.Email},
+		field{IntentPhone, &pi.Customer.Phone})
+	if b := pi.Billing; b != nil && err == nil {
+		err = c.openAll(pi.ID,
+			field{IntentBillingCountry, &b.Country},
+			field{IntentBillingState, &b.State},
 			field{IntentBillingPostCode, &b.PostalCode})
 	}
-	return c.openAll(pi.ID, fields...)
+	return err
 }
 
 // SealIntentPersonal returns a copy of pi with its customer's personal
