@@ -162,24 +162,6 @@ func (c Codec) OpenIntent(pi *keelpay.PaymentIntent) error {
 	return err
 }
 
-// SealIntentPersonal returns a copy of pi with its customer's personal
-// data and its billing details sealed; the client secret is left as it
-// is (an update never writes it).
-func (c Codec) SealIntentPersonal(pi *keelpay.PaymentIntent) *keelpay.PaymentIntent {
-	sealed := *pi
-	sealed.Customer.Name = c.Seal(IntentName, pi.Customer.Name, pi.ID)
-	sealed.Customer.Email = c.Seal(IntentEmail, pi.Customer.Email, pi.ID)
-	sealed.Customer.Phone = c.Seal(IntentPhone, pi.Customer.Phone, pi.ID)
-	if b := pi.Billing; b != nil {
-		sealed.Billing = &keelpay.Billing{
-			Country:    c.Seal(IntentBillingCountry, b.Country, pi.ID),
-			State:      c.Seal(IntentBillingState, b.State, pi.ID),
-			PostalCode: c.Seal(IntentBillingPostCode, b.PostalCode, pi.ID),
-		}
-	}
-	return &sealed
-}
-
 // field is a sealed column and where its value is read to.
 type field struct {
 	col Column

@@ -30,7 +30,6 @@ const intentColumnCount = 43
 // stored as it is: an insert seals it (SealedIntentValues), an update
 // does not write it.
 func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
-	pi = r.Codec.SealIntentPersonal(pi)
 	metadata, err := r.D.Metadata(pi.Metadata)
 	if err != nil {
 		return nil, err
@@ -59,11 +58,13 @@ func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	if pi.NextAction != nil {
 		na = *pi.NextAction
 	}
-	d := r.D
+	d, c := r.D, r.Codec
 	return []any{
 		pi.ID, pi.StoreID, string(pi.Status), pi.Amount, pi.Currency,
-		pi.Customer.ID, pi.Customer.Name, pi.Customer.Email, pi.Customer.Phone,
-		pi.Description, pi.Reference, metadata, billing.Country, billing.State, billing.PostalCode,
+		pi.Customer.ID, c.Seal(atrest.IntentName, pi.Customer.Name, pi.ID), c.Seal(atrest.IntentEmail, pi.Customer.Email, pi.ID),
+		c.Seal(atrest.IntentPhone, pi.Customer.Phone, pi.ID),
+		pi.Description, pi.Reference, metadata, c.Seal(atrest.IntentBillingCountry, billing.Country, pi.ID),
+		c.Seal(atrest.IntentBillingState, billing.State, pi.ID), c.Seal(atrest.IntentBillingPostCode, billing.PostalCode, pi.ID),
 		origins, pi.ClientSecret, pi.CardID,
 		pm.Brand, pm.Last4, pm.ExpMonth, pm.ExpYear, pm.Saved,
 		pi.AuthorizationCode, pi.OrderID, pi.RefundID,
