@@ -74,7 +74,9 @@ func (c Codec) Open(col Column, v string, keys ...string) (string, error) {
 	}
 	b, err := c.KR.Open(v, aad(col, keys))
 	if err != nil {
-		return "", fmt.Errorf("%s.%s of %v: %w", col.Table, col.Name, keys, err)
+		// A copy of keys, so that they do not escape: a payment intent
+		// read opens seven values.
+		return "", fmt.Errorf("%s.%s of %v: %w", col.Table, col.Name, append([]string(nil), keys...), err)
 	}
 	return string(b), nil
 }
