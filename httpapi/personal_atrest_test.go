@@ -60,8 +60,8 @@ func (b buyer) customer() map[string]any {
 // a card session and the card saved from it, an intent with the customer
 // and billing paid with a new card, an intent paid with the saved card
 // under an Idempotency-Key, and their webhooks delivered. It checks that
-// the API still returns every personal value.
-func personalTour(t *testing.T, bd *bundle, by buyer) {
+// the API still returns every personal value, and returns the store.
+func personalTour(t *testing.T, bd *bundle, by buyer) shop {
 	t.Helper()
 	hooks := webhookstest.NewRecorder(t, "")
 	var nonce [4]byte
@@ -116,7 +116,32 @@ func personalTour(t *testing.T, bd *bundle, by buyer) {
 	c := bd.do(t, req{method: "GET", path: "/v1/cards/" + card.str("id"), key: s.sk})
 	require.Equal(t, http.StatusOK, c.Status, "%s", c.Raw)
 	require.Equal(t, "4444", c.str("last4"), "%s", c.Raw)
+	return s
 }
+
+// eraseBuyer erases the buyer through the API and checks what the API
+// shows afterwards: the customer's id, the books, no personal data.
+func eraseBuyer(t *testing.T, bd *bundle, s shop, by buyer) {
+	t.Helper()
+	r := bd.do(t, req{method: "POST", path: "/v1/customers/" + by.id + "/erase", key: s.sk})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	require.Equal(t, 2.0, r.Body["payment_intents"], "%s", r.Raw)
+	list := bd.do(t, req{method: "GET", path: "/v1/payment_intents?customer=" + by.id, key: s.sk})
+	require.Equal(t, http.StatusOK, list.Status, "%s", list.Raw)
+	for _, pi := range list.Body["data"].([]any) {
+		pi := pi.(map[string]any)
+		require.Equal(t, map[string]any{"id": by.id}, pi["customer"], "%s", list.Raw)
+		require.NotContains(t, pi, "billing")
+		require.Equal(t, "succeeded", pi["status"], "the books stay")
+	}
+}
+
+// erasedColumns is the SQL that counts the rows of the erased buyer that
+// still hold a value, sealed or not, in a column of personal data.
+const erasedColumns = `SELECT
+	(SELECT count(*) FROM payment_intents WHERE customer_id = $1 AND (customer_name <> '' OR customer_email <> ''
+		OR customer_phone <> '' OR billing_country <> '' OR billing_state <> '' OR billing_postal_code <> ''))
+	+ (SELECT count(*) FROM card_sessions WHERE customer_id = $1 AND (customer_name <> '' OR customer_email <> '' OR customer_phone <> ''))`
 
 // TestNoPersonalDataAtRestSQLite: after a buyer's tour, neither the SQLite
 // file nor its write-ahead log holds any of the buyer's personal values,
@@ -126,7 +151,7 @@ func TestNoPersonalDataAtRestSQLite(t *testing.T) {
 	t.Parallel()
 	bd := setup(t)
 	by := newBuyer(t)
-	personalTour(t, bd, by)
+	s := personalTour(t, bd, by)
 
 	files := func(when string) []byte {
 		var all []byte
@@ -161,6 +186,14 @@ func TestNoPersonalDataAtRestSQLite(t *testing.T) {
 			require.True(t, bytes.Contains(all, []byte(clear)), "%q is in the files", clear)
 		}
 	}
+
+	// The erasure empties the sealed columns too.
+	var n int
+	require.NoError(t, raw.QueryRow(erasedColumns, by.id).Scan(&n))
+	require.Positive(t, n, "the buyer's rows hold sealed values")
+	eraseBuyer(t, bd, s, by)
+	require.NoError(t, raw.QueryRow(erasedColumns, by.id).Scan(&n))
+	require.Zero(t, n, "rows of the erased buyer still hold personal data")
 }
 
 // TestNoPersonalDataAtRestPostgreSQL: after a buyer's tour, no row of any
@@ -172,7 +205,7 @@ func TestNoPersonalDataAtRestPostgreSQL(t *testing.T) {
 	schema := postgrestest.NewSchema(t)
 	bd := setup(t, func(o *options) { o.db = postgrestest.Open(t, schema) })
 	by := newBuyer(t)
-	personalTour(t, bd, by)
+	s := personalTour(t, bd, by)
 
 	all := tablesText(t, dsn, schema, func(table string, data []byte) {
 		requireNothingAtRest(t, "table "+table, data, by.personal())
@@ -180,6 +213,20 @@ func TestNoPersonalDataAtRestPostgreSQL(t *testing.T) {
 	for _, clear := range []string{by.id, "order-atrest", "4444", "enc:v1:test:"} {
 		require.True(t, bytes.Contains(all, []byte(clear)), "%q is in the tables", clear)
 	}
+
+	// The erasure empties the sealed columns too.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `SET search_path TO `+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, conn.QueryRow(ctx, erasedColumns, by.id).Scan(&n))
+	require.Positive(t, n, "the buyer's rows hold sealed values")
+	eraseBuyer(t, bd, s, by)
+	require.NoError(t, conn.QueryRow(ctx, erasedColumns, by.id).Scan(&n))
+	require.Zero(t, n, "rows of the erased buyer still hold personal data")
 }
 
 // tablesText reads every row of every table of schema as text
