@@ -9,7 +9,7 @@
 //	...
 //	db, err := postgres.Open(ctx, postgres.Config{
 //		DSN:     "postgres://keelpay:secret@db.internal:5432/shop",
-//		Keyring: kr, // seals secrets at rest; the same on every process
+//		Keyring: kr, // seals secrets and personal data at rest; the same on every process
 //	})
 //	if err != nil {
 //		return err
@@ -24,7 +24,7 @@
 // Close, and leaves its session settings to its owner; see Config.Pool.
 //
 // The mapping of records to rows, the conditional writes, list paging and
-// the sealing of secrets are the ones the SQLite adapter uses too
+// the sealing at rest are the ones the SQLite adapter uses too
 // (storage/internal/core); this package holds PostgreSQL's SQL, its
 // connection and transaction handling (pgxpool, a BEGIN sent with the
 // first statement, retries of transient failures, tracing) and the

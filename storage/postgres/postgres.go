@@ -75,7 +75,8 @@ type Config struct {
 	Pool *pgxpool.Pool
 	// Keyring seals the secrets kept in the database (webhook secrets,
 	// client secrets of card sessions and payment intents, stored
-	// responses) and opens them. Required: a database sealed under other
+	// responses) and customers' personal data (names, emails, phones,
+	// billing details), and opens them. Required: a database sealed under other
 	// keys fails to open. Every process on one database needs the same
 	// keys. See docs/security.md.
 	Keyring *keyring.Keyring

@@ -18,7 +18,8 @@
 //	svc, err := service.New(service.Config{Provider: prov, Storage: db})
 //
 // Secrets (webhook secrets, client secrets of card sessions and intents,
-// stored responses) are sealed with Config.Keyring on the way in and opened
+// stored responses) and customers' personal data (names, emails, phones,
+// billing details) are sealed with Config.Keyring on the way in and opened
 // on the way out; see docs/security.md.
 //
 // The schema is the numbered SQL files of [Migrations], recorded in the
@@ -27,7 +28,7 @@
 // tool applies the files itself and opens with Config.SkipMigrations.
 //
 // The mapping of records to rows, the conditional writes, list paging and
-// the sealing of secrets are the ones the PostgreSQL adapter uses too
+// the sealing at rest are the ones the PostgreSQL adapter uses too
 // (storage/internal/core); this package holds SQLite's SQL, its writer and
 // readers, statement caches, migrations, and the queries that are its own.
 //

@@ -36,7 +36,8 @@ type Config struct {
 	IdleTime time.Duration
 	// Keyring seals the secrets kept in the database (webhook secrets,
 	// client secrets of card sessions and payment intents, stored
-	// responses) and opens them. Required: a database sealed under other
+	// responses) and customers' personal data (names, emails, phones,
+	// billing details), and opens them. Required: a database sealed under other
 	// keys fails to open. See docs/security.md.
 	Keyring *keyring.Keyring
 	// MaxBatch is the most transactions committed together. Default

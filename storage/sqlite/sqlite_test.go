@@ -6,11 +6,13 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage"
@@ -166,4 +168,82 @@ func TestKeyRotation(t *testing.T) {
 	require.ErrorContains(t, err, "sealed with another key")
 	_, err = sqlite.Open(ctx, sqlite.Config{Path: path})
 	require.ErrorContains(t, err, "Keyring is required")
+}
+
+// TestOlderPersonalDataIsSealedInPlace: a database of the migration level
+// before personal data was sealed, whose intents and card sessions hold
+// their customers' name, email, phone and billing details in plain text,
+// is sealed at Open: the values read back as they were, and no byte of
+// them stays in the file or its log.
+func TestOlderPersonalDataIsSealedInPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keelpay.db")
+	kr, _ := newKeyring(t, "k1")
+	db := open(t, path, kr)
+	now := storagetestNow()
+	s := storagetest.NewStoreRecord(now)
+	require.NoError(t, db.StoreInsert(ctx, s))
+	customer := keelpay.Customer{ID: "cus_older", Name: "Philippa Olderrow-Plaintext", Email: "philippa@older.example", Phone: "+35840999888777"}
+	billing := keelpay.Billing{Country: "FI", State: "Pirkanmaa-Older", PostalCode: "OLD33100"}
+	pi := storagetest.NewIntentRecord(s.ID, now)
+	pi.Customer, pi.Billing = customer, &billing
+	require.NoError(t, db.PaymentIntentInsert(ctx, pi))
+	cs := &keelpay.CardSession{
+		ID: keelpay.NewID(keelpay.PrefixCardSession), StoreID: s.ID, ClientSecret: keelpay.NewID("cs_secret_"),
+		Customer: customer, PageOrigins: []string{"https://shop.example"}, Status: keelpay.CardSessionOpen,
+		ExpiresAt: now.Add(time.Hour), CreatedAt: now,
+	}
+	require.NoError(t, db.CardSessionInsert(ctx, cs))
+	require.NoError(t, db.Close())
+
+	// The rows as the version before migration 015 wrote them.
+	raw, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE payment_intents SET customer_name = ?, customer_email = ?, customer_phone = ?,
+		billing_country = ?, billing_state = ?, billing_postal_code = ? WHERE id = ?`,
+		customer.Name, customer.Email, customer.Phone, billing.Country, billing.State, billing.PostalCode, pi.ID)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE card_sessions SET customer_name = ?, customer_email = ?, customer_phone = ? WHERE id = ?`,
+		customer.Name, customer.Email, customer.Phone, cs.ID)
+	require.NoError(t, err)
+	_, err = raw.Exec(`DELETE FROM ` + sqlite.MigrationsTable + ` WHERE version >= 15`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	plain := []string{customer.Name, customer.Email, customer.Phone, billing.State, billing.PostalCode}
+	files := func() []byte {
+		var all []byte
+		for _, suffix := range []string{"", "-wal"} {
+			data, err := os.ReadFile(path + suffix)
+			if !os.IsNotExist(err) {
+				require.NoError(t, err)
+			}
+			all = append(all, data...)
+		}
+		return all
+	}
+	for _, v := range plain {
+		require.True(t, bytes.Contains(files(), []byte(v)), "the test sees %q in the older file", v)
+	}
+
+	db = open(t, path, kr)
+	got, err := db.PaymentIntentGet(ctx, s.ID, pi.ID)
+	require.NoError(t, err)
+	require.Equal(t, customer, got.Customer)
+	require.Equal(t, &billing, got.Billing)
+	gotCS, err := db.CardSessionGet(ctx, s.ID, cs.ID)
+	require.NoError(t, err)
+	require.Equal(t, customer, gotCS.Customer)
+	require.Equal(t, cs.ClientSecret, gotCS.ClientSecret)
+	require.NoError(t, db.Close())
+
+	for _, v := range plain {
+		require.False(t, bytes.Contains(files(), []byte(v)), "%q still in the files", v)
+	}
+	raw = rawDB(t, path)
+	require.Equal(t, len(migrationFiles(t)), appliedVersions(t, raw, sqlite.MigrationsTable))
+	var name, postal string
+	require.NoError(t, raw.QueryRow(`SELECT customer_name, billing_postal_code FROM payment_intents WHERE id = ?`, pi.ID).Scan(&name, &postal))
+	require.True(t, strings.HasPrefix(name, "enc:v1:k1:"), name)
+	require.True(t, strings.HasPrefix(postal, "enc:v1:k1:"), postal)
 }

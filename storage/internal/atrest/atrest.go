@@ -1,7 +1,7 @@
-// Package atrest is what the storage adapters share to keep secrets
-// sealed at rest: which columns are sealed, how a value is bound to its
-// row, and the step at Open that seals what an older version left in
-// plain text and re-seals what an older key sealed.
+// Package atrest is what the storage adapters share to keep secrets and
+// customers' personal data sealed at rest: which columns are sealed, how a
+// value is bound to its row, and the step at Open that seals what an older
+// version left in plain text and re-seals what an older key sealed.
 //
 // The adapters seal on the way in and open on the way out, so services
 // only ever see plaintext, and a database opened without the keyring that
@@ -26,11 +26,27 @@ type Column struct {
 	Blob bool
 }
 
-// Columns are every sealed column.
+// Columns are every sealed column, a table's columns next to each other
+// (the step at Open reads each table once for all of them).
+//
+// Beside the secrets, every column that identifies a buyer is sealed: the
+// customer's name, email and phone of card sessions and payment intents,
+// and an intent's billing details. No query searches them: lists filter on
+// the customer's id, the reference, the status and the creation time,
+// which stay in clear (see docs/security.md).
 var Columns = []Column{
 	{Table: "stores", Name: "webhook_secret", Keys: []string{"id"}},
 	{Table: "card_sessions", Name: "client_secret", Keys: []string{"id"}},
+	{Table: "card_sessions", Name: "customer_name", Keys: []string{"id"}},
+	{Table: "card_sessions", Name: "customer_email", Keys: []string{"id"}},
+	{Table: "card_sessions", Name: "customer_phone", Keys: []string{"id"}},
 	{Table: "payment_intents", Name: "client_secret", Keys: []string{"id"}},
+	{Table: "payment_intents", Name: "customer_name", Keys: []string{"id"}},
+	{Table: "payment_intents", Name: "customer_email", Keys: []string{"id"}},
+	{Table: "payment_intents", Name: "customer_phone", Keys: []string{"id"}},
+	{Table: "payment_intents", Name: "billing_country", Keys: []string{"id"}},
+	{Table: "payment_intents", Name: "billing_state", Keys: []string{"id"}},
+	{Table: "payment_intents", Name: "billing_postal_code", Keys: []string{"id"}},
 	{Table: "idempotency_keys", Name: "body", Keys: []string{"store_id", "key"}, Blob: true},
 }
 
@@ -58,21 +74,50 @@ func (c Codec) Open(col Column, v string, keys ...string) (string, error) {
 	}
 	b, err := c.KR.Open(v, aad(col, keys))
 	if err != nil {
-		return "", fmt.Errorf("%s.%s of %v: %w", col.Table, col.Name, keys, err)
+		// A copy of keys, so that they do not escape: a payment intent
+		// read opens seven values.
+		return "", fmt.Errorf("%s.%s of %v: %w", col.Table, col.Name, append([]string(nil), keys...), err)
 	}
 	return string(b), nil
 }
 
+// aad is keyring.AAD("keelpay", table, column, keys...), built in one
+// allocation: a payment intent read opens seven sealed values.
 func aad(col Column, keys []string) []byte {
-	return keyring.AAD(append([]string{"keelpay", col.Table, col.Name}, keys...)...)
+	n := len(aadPrefix) + len(col.Table) + 1 + len(col.Name)
+	for _, k := range keys {
+		n += 1 + len(k)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, aadPrefix...)
+	b = append(b, col.Table...)
+	b = append(b, 0)
+	b = append(b, col.Name...)
+	for _, k := range keys {
+		b = append(b, 0)
+		b = append(b, k...)
+	}
+	return b
 }
+
+// aadPrefix starts the associated data of every sealed column.
+const aadPrefix = "keelpay\x00"
 
 // The sealed columns by their use.
 var (
-	StoreWebhookSecret = Columns[0]
-	CardSessionSecret  = Columns[1]
-	IntentSecret       = Columns[2]
-	IdempotencyBody    = Columns[3]
+	StoreWebhookSecret    = Columns[0]
+	CardSessionSecret     = Columns[1]
+	CardSessionName       = Columns[2]
+	CardSessionEmail      = Columns[3]
+	CardSessionPhone      = Columns[4]
+	IntentSecret          = Columns[5]
+	IntentName            = Columns[6]
+	IntentEmail           = Columns[7]
+	IntentPhone           = Columns[8]
+	IntentBillingCountry  = Columns[9]
+	IntentBillingState    = Columns[10]
+	IntentBillingPostCode = Columns[11]
+	IdempotencyBody       = Columns[12]
 )
 
 // OpenStore opens the sealed fields of a store read from the database.
@@ -81,16 +126,60 @@ func (c Codec) OpenStore(s *keelpay.Store) (err error) {
 	return err
 }
 
-// OpenCardSession opens the sealed fields of a card session.
-func (c Codec) OpenCardSession(s *keelpay.CardSession) (err error) {
-	s.ClientSecret, err = c.Open(CardSessionSecret, s.ClientSecret, s.ID)
+// OpenCardSession opens the sealed fields of a card session: its client
+// secret and its customer's personal data.
+func (c Codec) OpenCardSession(s *keelpay.CardSession) error {
+	return c.openAll(s.ID,
+		field{CardSessionSecret, &s.ClientSecret},
+		field{CardSessionName, &s.Customer.Name},
+		field{CardSessionEmail, &s.Customer.Email},
+		field{CardSessionPhone, &s.Customer.Phone})
+}
+
+// SealCardSession returns s's sealed fields, in the order of
+// OpenCardSession's: client secret, name, email, phone.
+func (c Codec) SealCardSession(s *keelpay.CardSession) [4]string {
+	return [4]string{
+		c.Seal(CardSessionSecret, s.ClientSecret, s.ID),
+		c.Seal(CardSessionName, s.Customer.Name, s.ID),
+		c.Seal(CardSessionEmail, s.Customer.Email, s.ID),
+		c.Seal(CardSessionPhone, s.Customer.Phone, s.ID),
+	}
+}
+
+// OpenIntent opens the sealed fields of a payment intent: its client
+// secret, its customer's personal data and its billing details.
+func (c Codec) OpenIntent(pi *keelpay.PaymentIntent) error {
+	err := c.openAll(pi.ID,
+		field{IntentSecret, &pi.ClientSecret},
+		field{IntentName, &pi.Customer.Name},
+		field{IntentEmail, &pi.Customer.Email},
+		field{IntentPhone, &pi.Customer.Phone})
+	if b := pi.Billing; b != nil && err == nil {
+		err = c.openAll(pi.ID,
+			field{IntentBillingCountry, &b.Country},
+			field{IntentBillingState, &b.State},
+			field{IntentBillingPostCode, &b.PostalCode})
+	}
 	return err
 }
 
-// OpenIntent opens the sealed fields of a payment intent.
-func (c Codec) OpenIntent(pi *keelpay.PaymentIntent) (err error) {
-	pi.ClientSecret, err = c.Open(IntentSecret, pi.ClientSecret, pi.ID)
-	return err
+// field is a sealed column and where its value is read to.
+type field struct {
+	col Column
+	dst *string
+}
+
+// openAll opens, in place, the fields of the row with key id.
+func (c Codec) openAll(id string, fields ...field) error {
+	for _, f := range fields {
+		v, err := c.Open(f.col, *f.dst, id)
+		if err != nil {
+			return err
+		}
+		*f.dst = v
+	}
+	return nil
 }
 
 // SealBody seals a stored response body; an empty body stays empty.

@@ -24,9 +24,11 @@ const IntentColumns = `id, store_id, status, amount, currency,
 // intentColumnCount is the number of IntentColumns.
 const intentColumnCount = 43
 
-// IntentValues returns pi's values in the order of IntentColumns. An
-// optional part that is absent is stored as empty columns. The client
-// secret is stored as it is: the caller seals it.
+// IntentValues returns pi's values in the order of IntentColumns, its
+// customer's personal data and its billing details sealed. An optional
+// part that is absent is stored as empty columns. The client secret is
+// stored as it is: an insert seals it (SealedIntentValues), an update
+// does not write it.
 func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	metadata, err := r.D.Metadata(pi.Metadata)
 	if err != nil {
@@ -56,11 +58,13 @@ func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	if pi.NextAction != nil {
 		na = *pi.NextAction
 	}
-	d := r.D
+	d, c := r.D, r.Codec
 	return []any{
 		pi.ID, pi.StoreID, string(pi.Status), pi.Amount, pi.Currency,
-		pi.Customer.ID, pi.Customer.Name, pi.Customer.Email, pi.Customer.Phone,
-		pi.Description, pi.Reference, metadata, billing.Country, billing.State, billing.PostalCode,
+		pi.Customer.ID, c.Seal(atrest.IntentName, pi.Customer.Name, pi.ID), c.Seal(atrest.IntentEmail, pi.Customer.Email, pi.ID),
+		c.Seal(atrest.IntentPhone, pi.Customer.Phone, pi.ID),
+		pi.Description, pi.Reference, metadata, c.Seal(atrest.IntentBillingCountry, billing.Country, pi.ID),
+		c.Seal(atrest.IntentBillingState, billing.State, pi.ID), c.Seal(atrest.IntentBillingPostCode, billing.PostalCode, pi.ID),
 		origins, pi.ClientSecret, pi.CardID,
 		pm.Brand, pm.Last4, pm.ExpMonth, pm.ExpYear, pm.Saved,
 		pi.AuthorizationCode, pi.OrderID, pi.RefundID,
@@ -72,8 +76,8 @@ func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	}, nil
 }
 
-// SealedIntentValues is IntentValues with the client secret sealed, the
-// values of an insert.
+// SealedIntentValues is IntentValues with the client secret sealed too,
+// the values of an insert.
 func (r Records) SealedIntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
 	sealed := *pi
 	sealed.ClientSecret = r.Codec.Seal(atrest.IntentSecret, pi.ClientSecret, pi.ID)
@@ -95,7 +99,8 @@ type intentRow struct {
 var intentDsts = sync.Pool{New: func() any { return new([intentColumnCount]any) }}
 
 // ScanIntent reads a payment intent from the columns of IntentColumns and
-// opens its client secret.
+// opens its client secret, its customer's personal data and its billing
+// details.
 func (r Records) ScanIntent(row Row) (*keelpay.PaymentIntent, error) {
 	x := new(intentRow)
 	pi := &x.pi

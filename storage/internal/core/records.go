@@ -24,17 +24,20 @@ type Records struct {
 const CardSessionColumns = `id, store_id, client_secret, customer_id, customer_name, customer_email,
 	customer_phone, page_origins, status, card_id, expires_at, created_at`
 
-// CardSessionValues returns s's values, its client secret sealed.
+// CardSessionValues returns s's values, its client secret and its
+// customer's name, email and phone sealed.
 func (r Records) CardSessionValues(s *keelpay.CardSession) ([]any, error) {
 	origins, err := r.D.Strings(s.PageOrigins)
 	if err != nil {
 		return nil, err
 	}
-	return []any{s.ID, s.StoreID, r.Codec.Seal(atrest.CardSessionSecret, s.ClientSecret, s.ID), s.Customer.ID, s.Customer.Name, s.Customer.Email,
-		s.Customer.Phone, origins, string(s.Status), s.CardID, r.D.Time(s.ExpiresAt), r.D.Time(s.CreatedAt)}, nil
+	sealed := r.Codec.SealCardSession(s)
+	return []any{s.ID, s.StoreID, sealed[0], s.Customer.ID, sealed[1], sealed[2],
+		sealed[3], origins, string(s.Status), s.CardID, r.D.Time(s.ExpiresAt), r.D.Time(s.CreatedAt)}, nil
 }
 
-// ScanCardSession reads a card session and opens its client secret.
+// ScanCardSession reads a card session and opens its client secret and
+// its customer's personal data.
 func (r Records) ScanCardSession(row Row) (*keelpay.CardSession, error) {
 	var s keelpay.CardSession
 	err := row.Scan(&s.ID, &s.StoreID, &s.ClientSecret, &s.Customer.ID, &s.Customer.Name, &s.Customer.Email,

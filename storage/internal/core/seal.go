@@ -65,70 +65,106 @@ func SealAtRest(ctx context.Context, conn Conn, begin Begin, d Dialect, c atrest
 		return changed, fmt.Errorf("%s: hash client secrets: %w", d.Name(), d.MapErr(err))
 	}
 	prefix := c.CurrentPrefix()
-	for _, col := range atrest.Columns {
-		var arg any = prefix
-		if col.Blob {
-			arg = []byte(prefix)
-		}
-		where := make([]string, len(col.Keys))
-		for i, k := range col.Keys {
-			where[i] = k + " = " + p(i+2)
-		}
-		sel := `SELECT ` + strings.Join(col.Keys, ", ") + `, ` + col.Name + ` FROM ` + col.Table +
-			` WHERE ` + unsealed(col, len(prefix)) + ` LIMIT ` + p(2)
-		update := `UPDATE ` + col.Table + ` SET ` + col.Name + ` = ` + p(1) + ` WHERE ` + strings.Join(where, " AND ")
-		n, err := sealBatches(ctx, begin, func(tx Conn) (int, error) {
-			rows, err := tx.Query(ctx, sel, arg, SealBatch)
-			pending, err := Collect(d, rows, err, func(r Row) ([]string, error) {
-				// The keys, then the value.
-				vals := make([]string, len(col.Keys)+1)
-				dst := make([]any, len(vals))
-				for i := range col.Keys {
-					dst[i] = &vals[i]
-				}
-				var b []byte
-				if col.Blob {
-					dst[len(vals)-1] = &b
-				} else {
-					dst[len(vals)-1] = &vals[len(vals)-1]
-				}
-				if err := r.Scan(dst...); err != nil {
-					return nil, err
-				}
-				if col.Blob {
-					vals[len(vals)-1] = string(b)
-				}
-				return vals, nil
-			})
-			if err != nil {
-				return 0, err
-			}
-			for _, vals := range pending {
-				keys := vals[:len(col.Keys)]
-				sealed, err := c.Reseal(col, vals[len(vals)-1], keys...)
-				if err != nil {
-					return 0, err
-				}
-				var v any = sealed
-				if col.Blob {
-					v = []byte(sealed)
-				}
-				args := []any{v}
-				for _, k := range keys {
-					args = append(args, k)
-				}
-				if _, err := tx.Exec(ctx, update, args...); err != nil {
-					return 0, err
-				}
-			}
-			return len(pending), nil
-		})
+	for _, cols := range byTable(atrest.Columns) {
+		n, err := sealTable(ctx, begin, d, c, cols, prefix, unsealed)
 		changed += n
 		if err != nil {
-			return changed, fmt.Errorf("%s: seal %s.%s: %w", d.Name(), col.Table, col.Name, d.MapErr(err))
+			return changed, fmt.Errorf("%s: seal %s: %w", d.Name(), cols[0].Table, d.MapErr(err))
 		}
 	}
 	return changed, nil
+}
+
+// byTable splits cols into runs of one table each.
+func byTable(cols []atrest.Column) [][]atrest.Column {
+	var tables [][]atrest.Column
+	for i, col := range cols {
+		if i == 0 || cols[i-1].Table != col.Table {
+			tables = append(tables, nil)
+		}
+		tables[len(tables)-1] = append(tables[len(tables)-1], col)
+	}
+	return tables
+}
+
+// sealTable seals the pending values of the sealed columns cols of one
+// table (they share their key columns): it reads the rows where any of
+// them is pending, once for all of them, and writes every column of such
+// a row back, the pending ones (re)sealed.
+func sealTable(ctx context.Context, begin Begin, d Dialect, c atrest.Codec, cols []atrest.Column, prefix string,
+	unsealed func(col atrest.Column, prefixLen int) string) (int, error) {
+	p := d.Placeholder
+	keyCols := cols[0].Keys
+	var arg any = prefix
+	if cols[0].Blob {
+		arg = []byte(prefix)
+	}
+	names := make([]string, len(cols))
+	conds := make([]string, len(cols))
+	sets := make([]string, len(cols))
+	for i, col := range cols {
+		names[i] = col.Name
+		conds[i] = "(" + unsealed(col, len(prefix)) + ")"
+		sets[i] = col.Name + " = " + p(i+1)
+	}
+	where := make([]string, len(keyCols))
+	for i, k := range keyCols {
+		where[i] = k + " = " + p(len(cols)+i+1)
+	}
+	sel := `SELECT ` + strings.Join(keyCols, ", ") + `, ` + strings.Join(names, ", ") + ` FROM ` + cols[0].Table +
+		` WHERE ` + strings.Join(conds, " OR ") + ` LIMIT ` + p(2)
+	update := `UPDATE ` + cols[0].Table + ` SET ` + strings.Join(sets, ", ") + ` WHERE ` + strings.Join(where, " AND ")
+	return sealBatches(ctx, begin, func(tx Conn) (int, error) {
+		rows, err := tx.Query(ctx, sel, arg, SealBatch)
+		pending, err := Collect(d, rows, err, func(r Row) ([]string, error) {
+			// The keys, then the values.
+			vals := make([]string, len(keyCols)+len(cols))
+			dst := make([]any, len(vals))
+			blobs := make([][]byte, len(cols))
+			for i := range vals {
+				dst[i] = &vals[i]
+				if j := i - len(keyCols); j >= 0 && cols[j].Blob {
+					dst[i] = &blobs[j]
+				}
+			}
+			if err := r.Scan(dst...); err != nil {
+				return nil, err
+			}
+			for j, col := range cols {
+				if col.Blob {
+					vals[len(keyCols)+j] = string(blobs[j])
+				}
+			}
+			return vals, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		for _, vals := range pending {
+			keys := vals[:len(keyCols)]
+			args := make([]any, 0, len(vals))
+			for j, col := range cols {
+				v := vals[len(keyCols)+j]
+				if v != "" && !strings.HasPrefix(v, prefix) {
+					if v, err = c.Reseal(col, v, keys...); err != nil {
+						return 0, err
+					}
+				}
+				if col.Blob {
+					args = append(args, []byte(v))
+				} else {
+					args = append(args, v)
+				}
+			}
+			for _, k := range keys {
+				args = append(args, k)
+			}
+			if _, err := tx.Exec(ctx, update, args...); err != nil {
+				return 0, err
+			}
+		}
+		return len(pending), nil
+	})
 }
 
 // sealBatches runs batch, each time in a transaction of its own, until it

@@ -1,0 +1,9 @@
+-- Customers' personal data at rest. The name, email and phone of card
+-- sessions' and payment intents' customers and the billing details of
+-- payment intents (billing_country, billing_state, billing_postal_code)
+-- are sealed like the secrets of migration 007: the columns keep their
+-- type and now hold sealed text (enc:v1:<key id>:...). SQL cannot seal
+-- (the keys are not in the database): the adapter's step at Open, which
+-- runs after the migrations, seals the plain values an older version left
+-- and rewrites the file (VACUUM) so that no free page keeps them. No
+-- index or query reads these columns, so nothing else changes.
