@@ -3,7 +3,8 @@
 // loopback.
 //
 // [Start] starts a complete keelpay for one test: a SQLite database in the
-// test's temporary directory, the in-memory sandbox provider, a manual
+// test's temporary directory (or, with [WithPostgres], a PostgreSQL schema
+// of the test's own, dropped when it ends), the in-memory sandbox provider, a manual
 // [Clock] shared by both, the API on an httptest server (the sandbox's
 // 3D Secure pages beside it), the background workers, and a receiver
 // that verifies every webhook. All of it stops when the test ends.

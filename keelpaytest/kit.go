@@ -3,6 +3,8 @@ package keelpaytest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/statuswriter"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
@@ -23,6 +27,8 @@ import (
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/service"
+	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/webhooks"
 	"github.com/keelpay/keelpay/webhooks/webhookstest"
@@ -38,7 +44,8 @@ const WaitTimeoutDefault = 10 * time.Second
 const subscriptionBuffer = 1 << 16
 
 // Kit is a complete keelpay running inside a test: the service over a
-// SQLite database in the test's temporary directory, the in-memory sandbox
+// SQLite database in the test's temporary directory (or, with
+// [WithPostgres], a PostgreSQL schema of the test's own), the in-memory sandbox
 // provider, a manual clock shared by both, the API served on a loopback
 // httptest server, and a webhook receiver that verifies every delivery.
 // Start builds it; everything stops when the test ends.
@@ -58,6 +65,7 @@ type Kit struct {
 
 	wait        time.Duration
 	webhookPath string
+	schema      string // the PostgreSQL schema of WithPostgres
 
 	mu        sync.Mutex
 	handled   []Handled       // deliveries the store's handler finished with
@@ -86,6 +94,25 @@ type kitOptions struct {
 	configure   []func(*service.Config)
 	wait        time.Duration
 	webhookPath string
+	postgres    *string // the DSN of WithPostgres
+}
+
+// WithPostgres runs the kit on the PostgreSQL server of dsn (a postgres://
+// URL or a key=value string) instead of SQLite: keelpay's tables go to a
+// new, empty schema with a random name (kp_ and 16 hexadecimal digits),
+// created by Start and dropped with everything in it when the test ends,
+// so that tests run in parallel, and runs one after another, never see
+// each other's rows. The DSN's user needs CREATE on the database. The
+// store's test chooses whether PostgreSQL runs: a common way is to read
+// the DSN from an environment variable and skip without it:
+//
+//	dsn := os.Getenv("KEELPAY_TEST_POSTGRES")
+//	if dsn == "" {
+//		t.Skip("KEELPAY_TEST_POSTGRES is not set: the PostgreSQL checkout is skipped")
+//	}
+//	kp := keelpaytest.Start(t, keelpaytest.WithPostgres(dsn))
+func WithPostgres(dsn string) Option {
+	return func(o *kitOptions) { o.postgres = &dsn }
 }
 
 // WithWebhookPath sets the path of every store's webhook_url on the kit's
@@ -126,11 +153,12 @@ func Start(t T, opts ...Option) *Kit {
 	ctx := context.Background()
 	clock := NewClock(time.Now().Truncate(time.Second))
 
-	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+	db, schema, err := openStorage(ctx, t, o)
 	if err != nil {
 		t.Fatalf("keelpaytest: open the database: %v", err)
 	}
-	// Cleanups run last in, first out: the database closes last.
+	// Cleanups run last in, first out: the database closes last (and its
+	// schema is dropped after that).
 	t.Cleanup(func() { _ = db.Close() })
 	sb := sandbox.New(sandbox.Config{Clock: clock})
 	t.Cleanup(func() { _ = sb.Close() })
@@ -150,7 +178,7 @@ func Start(t T, opts ...Option) *Kit {
 	if err != nil {
 		t.Fatalf("keelpaytest: %v", err)
 	}
-	k := &Kit{Clock: clock, Sandbox: sb, Service: svc, wait: o.wait, webhookPath: o.webhookPath,
+	k := &Kit{Clock: clock, Sandbox: sb, Service: svc, wait: o.wait, webhookPath: o.webhookPath, schema: schema,
 		stores: map[string]bool{}, nextDone: make(chan struct{})}
 	// A subscription to every event, read only when the kit drains, tells
 	// which deliveries are still to come.
@@ -181,6 +209,54 @@ func Start(t T, opts ...Option) *Kit {
 		}
 	})
 	return k
+}
+
+// openStorage opens the kit's database: a SQLite file in the test's
+// temporary directory, or with WithPostgres a new schema of the test's
+// own, which it drops when the test ends.
+func openStorage(ctx context.Context, t T, o kitOptions) (db storage.Storage, schema string, err error) {
+	if o.postgres == nil {
+		db, err = sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: filepath.Join(t.TempDir(), "keelpay.db")})
+		return db, "", err
+	}
+	dsn := *o.postgres
+	if dsn == "" {
+		return nil, "", errors.New("WithPostgres: the DSN is empty (skip the test when there is no PostgreSQL server)")
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	schema = "kp_" + hex.EncodeToString(b[:])
+	// CREATE SCHEMA and DROP SCHEMA ... CASCADE, which drops every
+	// object in the schema with it:
+	// https://www.postgresql.org/docs/current/sql-createschema.html,
+	// https://www.postgresql.org/docs/current/sql-dropschema.html.
+	if err := execPostgres(ctx, dsn, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return nil, "", err
+	}
+	t.Cleanup(func() {
+		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := execPostgres(dropCtx, dsn, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("keelpaytest: drop the test's schema %s: %v", schema, err)
+		}
+	})
+	// A small pool: the tests of a package share the server's
+	// connections.
+	db, err = postgres.Open(ctx, postgres.Config{DSN: dsn, Keyring: keyringtest.Keyring(), MaxConns: 4, Schema: schema})
+	return db, schema, err
+}
+
+// execPostgres runs one statement on a connection of its own.
+func execPostgres(ctx context.Context, dsn, sql string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("%s: %w", sql, err)
+	}
+	return nil
 }
 
 // HandleWebhooks makes h answer every delivery from now on, after the

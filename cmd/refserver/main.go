@@ -48,6 +48,15 @@
 //
 // # With Stripe
 //
+// This command has the sandbox only: keelpay's module does not require the
+// Stripe adapter's, so that a store using keelpay's library never fetches
+// stripe-go. The Stripe-enabled reference server is the command
+// github.com/keelpay/keelpay/provider/stripe/cmd/refserver, of the
+// adapter's module, with the same flags, variables and banner; this one
+// refuses -provider stripe, naming it. From a checkout of keelpay:
+//
+//	cd provider/stripe && go run ./cmd/refserver -provider stripe
+//
 // With -provider stripe the payment provider is the Stripe adapter of
 // package provider/stripe, and nothing of sandbox mode is served: no
 // /sandbox/ routes, no sandbox clock, and only https webhook URLs to public
@@ -120,18 +129,13 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+
+	// Named server: the tests of this package keep the built binary's
+	// path in a variable named refserver.
+	server "github.com/keelpay/keelpay/internal/refserver"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "refserver:", err)
-		os.Exit(1)
-	}
+	os.Exit(server.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -230,45 +230,6 @@ func TestBadConfiguration(t *testing.T) {
 	}
 }
 
-func TestSandboxDatabaseDefault(t *testing.T) {
-	t.Parallel()
-	for db, want := range map[string]string{
-		"keelpay.db":                        "keelpay.sandbox.db",
-		"/var/lib/keelpay/shop.sqlite":      "/var/lib/keelpay/shop.sandbox.db",
-		"data/keelpay":                      "data/keelpay.sandbox.db",
-		"postgres://app@db.internal/x":      "postgres-x.sandbox.db",
-		"postgresql://app@db.internal/x?a=": "postgres-x.sandbox.db",
-		"postgres://app:pw@db.internal:5432/shop?search_path=pay":   "postgres-shop-pay.sandbox.db",
-		"postgres://app@db.internal/../sh op?search_path=a/b%2F..c": "postgres-shop-abc.sandbox.db",
-		"postgres://app@db.internal":                                "postgres.sandbox.db",
-	} {
-		c, err := parseConfig([]string{"-db", db}, func(string) string { return "" }, io.Discard)
-		require.NoError(t, err)
-		require.Equal(t, want, c.sandboxDB, db)
-	}
-	c, err := parseConfig([]string{"-db", "a.db"}, func(k string) string {
-		return map[string]string{"KEELPAY_SANDBOX_DB": "/tmp/sb.db"}[k]
-	}, io.Discard)
-	require.NoError(t, err)
-	require.Equal(t, "/tmp/sb.db", c.sandboxDB)
-	c, err = parseConfig([]string{"-sandbox-db", "flag.db"}, func(k string) string {
-		return map[string]string{"KEELPAY_SANDBOX_DB": "/tmp/sb.db"}[k]
-	}, io.Discard)
-	require.NoError(t, err)
-	require.Equal(t, "flag.db", c.sandboxDB)
-}
-
-func TestDatabasePasswordIsNeverPrinted(t *testing.T) {
-	t.Parallel()
-	for dsn, want := range map[string]string{
-		"postgres://app:s3cret@db.internal:5432/keelpay": "postgres://app:xxxxx@db.internal:5432/keelpay",
-		"postgres://app@db.internal/keelpay":             "postgres://app@db.internal/keelpay",
-		"keelpay.db":                                     "keelpay.db",
-	} {
-		require.Equal(t, want, redactDSN(dsn))
-	}
-}
-
 // -pprof serves the runtime's profiles on a listener of its own; the API's
 // address never serves them, with or without the flag.
 func TestProfilesOnlyWhereAsked(t *testing.T) {

@@ -1,10 +1,9 @@
 // Package stripe is keelpay's adapter for Stripe, on Stripe's official Go
-// library (stripe-go). It is a module of its own, so that a service that
-// does not use Stripe does not download stripe-go. The keelpay module
-// requires it for its reference server only: cmd/refserver -provider
-// stripe builds the adapter from the environment and mounts its routes as
-// below; a build that does not import this package fetches none of its
-// code nor stripe-go's.
+// library (stripe-go). It is a module of its own, which requires keelpay's
+// and is not required by it, so that a service that does not use Stripe
+// never downloads stripe-go. The reference server with Stripe is this
+// module's command cmd/refserver: with -provider stripe it builds the
+// adapter from the environment and mounts its routes as below.
 //
 //	p, err := stripe.New(stripe.Config{
 //		Accounts: []stripe.Account{{ID: "acct_...", Key: "rk_live_...",

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/keelpay/keelpay/internal/refserver"
+	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/stripe"
 )
 
@@ -50,11 +53,23 @@ var stripeRequired = []struct{ name, what string }{
 	{"KEELPAY_PUBLIC_URL", "this server's public https URL, for Stripe's 3D Secure return and webhooks"},
 }
 
-// parseStripe reads the Stripe settings of c from the environment. It
-// names every missing variable at once, and with them a missing encryption
-// key for PostgreSQL (which loadKeyring would refuse next).
-func parseStripe(c config, getenv func(string) string) (stripeConfig, error) {
-	if c.sandboxURL != "" || c.sandboxDB != "" {
+// stripeProvider is -provider stripe.
+var stripeProvider = refserver.Provider{
+	Name: "stripe",
+	Configure: func(c refserver.Settings, getenv func(string) string) (refserver.Configured, error) {
+		s, err := parseStripe(c, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return &stripeServed{config: s}, nil
+	},
+}
+
+// parseStripe reads the Stripe settings from the environment. It names
+// every missing variable at once, and with them a missing encryption key
+// for PostgreSQL (which the server would refuse next).
+func parseStripe(c refserver.Settings, getenv func(string) string) (stripeConfig, error) {
+	if c.SandboxURL != "" || c.SandboxDB != "" {
 		return stripeConfig{}, errors.New("-provider stripe: -sandbox-url and -sandbox-db (KEELPAY_SANDBOX_URL, KEELPAY_SANDBOX_DB) belong to -provider sandbox; unset them")
 	}
 	var missing []string
@@ -63,7 +78,7 @@ func parseStripe(c config, getenv func(string) string) (stripeConfig, error) {
 			missing = append(missing, r.name+" ("+r.what+")")
 		}
 	}
-	if isPostgres(c.db) && getenv("KEELPAY_ENCRYPTION_KEY") == "" && c.keyFile == "" {
+	if refserver.IsPostgres(c.DB) && getenv("KEELPAY_ENCRYPTION_KEY") == "" && c.KeyFile == "" {
 		missing = append(missing, "KEELPAY_ENCRYPTION_KEY or -key-file (the encryption keys a PostgreSQL database needs)")
 	}
 	if len(missing) > 0 {
@@ -103,18 +118,47 @@ func newStripe(s stripeConfig) (*stripe.Provider, error) {
 	return p, nil
 }
 
-// mountStripe serves the adapter's routes: the buyer's return from 3D
-// Secure, and Stripe's webhooks.
-func mountStripe(mux *http.ServeMux, p *stripe.Provider) {
-	mux.Handle("GET "+stripeReturnPath, withRequestID(p.ReturnHandler()))
-	mux.Handle("POST "+stripeWebhookPath, withRequestID(p.WebhookHandler()))
+// stripeServed is the configured adapter, as the reference server serves
+// it.
+type stripeServed struct {
+	config  stripeConfig
+	adapter *stripe.Provider
+}
+
+// New makes the adapter, with the calls Stripe does not answer logged with
+// their cause.
+func (s *stripeServed) New(log *slog.Logger) (provider.Provider, error) {
+	p, err := newStripe(s.config)
+	if err != nil {
+		return nil, err
+	}
+	s.adapter = p
+	return &loggedStripe{Provider: p, log: log, secrets: []string{s.config.key, s.config.webhookSecret}}, nil
+}
+
+// Routes are the adapter's routes: the buyer's return from 3D Secure, and
+// Stripe's webhooks.
+func (s *stripeServed) Routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"GET " + stripeReturnPath:   s.adapter.ReturnHandler(),
+		"POST " + stripeWebhookPath: s.adapter.WebhookHandler(),
+	}
+}
+
+func (s *stripeServed) Banner(w io.Writer, baseURL, db string) {
+	printStripeBanner(w, baseURL, db, s.config)
+}
+
+func (s *stripeServed) Listening() []slog.Attr {
+	return []slog.Attr{slog.String("stripe_account", s.config.account), slog.String("public_url", s.config.publicURL),
+		slog.String("stripe_api_url", stripeAPIShown(s.config))}
 }
 
 // printStripeBanner tells where the server listens and how to set up the
 // account's store. The key is never printed.
 func printStripeBanner(w io.Writer, baseURL, db string, s stripeConfig) {
 	fmt.Fprintf(w, "keelpay reference server listening on %s (Stripe account %s; public URL %s; database %s)\n\n",
-		baseURL, s.account, s.publicURL, redactDSN(db))
+		baseURL, s.account, s.publicURL, refserver.RedactDSN(db))
 	if s.apiURL != "" {
 		fmt.Fprintf(w, "Stripe's API is %s here (KEELPAY_STRIPE_API_URL), not https://api.stripe.com.\n\n", stripeAPIShown(s))
 	}
@@ -131,5 +175,5 @@ func stripeAPIShown(s stripeConfig) string {
 	if s.apiURL == "" {
 		return "https://api.stripe.com"
 	}
-	return redactDSN(s.apiURL)
+	return refserver.RedactDSN(s.apiURL)
 }

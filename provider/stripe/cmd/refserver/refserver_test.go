@@ -14,13 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/internal/refserver"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 )
-
-func envMap(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
-}
 
 // stripeEnv is a complete Stripe configuration.
 func stripeEnv() map[string]string {
@@ -33,57 +30,48 @@ func stripeEnv() map[string]string {
 	}
 }
 
-func TestProviderChoice(t *testing.T) {
+// TestParseStripe: -provider stripe names every missing variable at once,
+// and for PostgreSQL a missing encryption key with them; it refuses an
+// http public URL and the sandbox's flags.
+func TestParseStripe(t *testing.T) {
 	t.Parallel()
-	_, err := parseConfig([]string{"-provider", "paypal"}, envMap(nil), io.Discard)
-	assert.EqualError(t, err, `-provider must be sandbox or stripe, not "paypal"`)
-	c, err := parseConfig(nil, envMap(nil), io.Discard)
-	require.NoError(t, err)
-	assert.Equal(t, "sandbox", c.provider)
-
-	for _, c := range []struct {
-		args []string
-		env  map[string]string
-	}{
-		{[]string{"-provider", "stripe"}, nil},
-		{nil, map[string]string{"KEELPAY_PROVIDER": "stripe"}},
-	} {
-		_, err := parseConfig(c.args, envMap(c.env), io.Discard)
-		require.Error(t, err)
-		assert.Equal(t, "-provider stripe: cannot start; missing: "+
-			"KEELPAY_STRIPE_ACCOUNT (the Stripe account id, acct_...); "+
-			"KEELPAY_STRIPE_KEY (a restricted key of the account, rk_live_... or rk_test_...); "+
-			"KEELPAY_STRIPE_WEBHOOK_SECRET (the signing secret of the account's webhook endpoint, whsec_...); "+
-			"KEELPAY_PUBLIC_URL (this server's public https URL, for Stripe's 3D Secure return and webhooks)", err.Error())
-	}
+	getenv := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	_, err := parseStripe(refserver.Settings{DB: "keelpay.db"}, getenv(nil))
+	assert.EqualError(t, err, "-provider stripe: cannot start; missing: "+
+		"KEELPAY_STRIPE_ACCOUNT (the Stripe account id, acct_...); "+
+		"KEELPAY_STRIPE_KEY (a restricted key of the account, rk_live_... or rk_test_...); "+
+		"KEELPAY_STRIPE_WEBHOOK_SECRET (the signing secret of the account's webhook endpoint, whsec_...); "+
+		"KEELPAY_PUBLIC_URL (this server's public https URL, for Stripe's 3D Secure return and webhooks)")
 
 	// Only what is missing is named; PostgreSQL also needs a key given.
 	env := stripeEnv()
 	delete(env, "KEELPAY_STRIPE_WEBHOOK_SECRET")
-	_, err = parseConfig([]string{"-db", "postgres://u@127.0.0.1/x"}, envMap(env), io.Discard)
+	_, err = parseStripe(refserver.Settings{DB: "postgres://u@127.0.0.1/x"}, getenv(env))
 	assert.EqualError(t, err, "-provider stripe: cannot start; missing: "+
 		"KEELPAY_STRIPE_WEBHOOK_SECRET (the signing secret of the account's webhook endpoint, whsec_...); "+
 		"KEELPAY_ENCRYPTION_KEY or -key-file (the encryption keys a PostgreSQL database needs)")
+	env = stripeEnv()
+	_, err = parseStripe(refserver.Settings{DB: "postgres://u@127.0.0.1/x", KeyFile: "keys"}, getenv(env))
+	assert.NoError(t, err, "a key file is a key given")
 
 	env = stripeEnv()
 	env["KEELPAY_PUBLIC_URL"] = "http://pay.example"
-	_, err = parseConfig(nil, envMap(env), io.Discard)
+	_, err = parseStripe(refserver.Settings{DB: "keelpay.db"}, getenv(env))
 	assert.ErrorContains(t, err, "KEELPAY_PUBLIC_URL must be an https URL")
 
-	env = stripeEnv()
-	env["KEELPAY_SANDBOX_URL"] = "http://127.0.0.1:8080"
-	_, err = parseConfig(nil, envMap(env), io.Discard)
-	assert.ErrorContains(t, err, "belong to -provider sandbox")
+	for _, s := range []refserver.Settings{{DB: "keelpay.db", SandboxURL: "http://127.0.0.1:8080"}, {DB: "keelpay.db", SandboxDB: "sb.db"}} {
+		_, err = parseStripe(s, getenv(stripeEnv()))
+		assert.ErrorContains(t, err, "belong to -provider sandbox")
+	}
 
-	c, err = parseConfig([]string{"-db", "keelpay.db"}, envMap(stripeEnv()), io.Discard)
+	c, err := parseStripe(refserver.Settings{DB: "keelpay.db"}, getenv(stripeEnv()))
 	require.NoError(t, err)
-	assert.Equal(t, stripeConfig{account: "acct_1", key: "rk_test_1", webhookSecret: "whsec_1", publicURL: "https://pay.example"}, c.stripe)
-	assert.Empty(t, c.sandboxDB, "no sandbox with Stripe")
+	assert.Equal(t, stripeConfig{account: "acct_1", key: "rk_test_1", webhookSecret: "whsec_1", publicURL: "https://pay.example"}, c)
 }
 
 func TestStripeRefusesToStartNamingEachMissingVariable(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(refserver, "-provider", "stripe", "-addr", "127.0.0.1:0")
+	cmd := exec.Command(built, "-provider", "stripe", "-addr", "127.0.0.1:0")
 	cmd.Dir = t.TempDir()
 	// The test's own environment may hold some of them.
 	cmd.Env = []string{"KEELPAY_STRIPE_ACCOUNT=", "KEELPAY_STRIPE_KEY=", "KEELPAY_STRIPE_WEBHOOK_SECRET=", "KEELPAY_PUBLIC_URL="}

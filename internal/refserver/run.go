@@ -1,4 +1,4 @@
-package main
+package refserver
 
 import (
 	"context"
@@ -28,7 +28,6 @@ import (
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/httpprovider"
 	"github.com/keelpay/keelpay/provider/sandbox"
-	"github.com/keelpay/keelpay/provider/stripe"
 	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
@@ -46,8 +45,8 @@ type config struct {
 	provider   string
 	sandboxURL string
 	sandboxDB  string
-	// stripe is set with -provider stripe.
-	stripe stripeConfig
+	// linked is the provider -provider chose when it is not the sandbox.
+	linked Configured
 	// retention is how long events whose delivery is over are kept, and
 	// sessionRetention how long card sessions that saved no card are kept
 	// after they expired (service.KeepForever: for good).
@@ -58,7 +57,7 @@ type config struct {
 	allowAsyncStandby bool
 }
 
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer, providers ...Provider) (config, error) {
 	fs := flag.NewFlagSet("refserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -106,22 +105,30 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return c, fmt.Errorf("-log-format must be text or json")
 	}
-	switch c.provider {
-	case "sandbox":
+	if c.provider == "sandbox" {
 		if c.sandboxDB == "" {
 			c.sandboxDB = defaultSandboxDB(c.db)
 		}
-	case "stripe":
-		s, err := parseStripe(c, getenv)
-		if err != nil {
+		return c, nil
+	}
+	for _, p := range providers {
+		if p.Name == c.provider {
+			c.linked, err = p.Configure(Settings{DB: c.db, KeyFile: c.keyFile, SandboxURL: c.sandboxURL, SandboxDB: c.sandboxDB}, getenv)
 			return c, err
 		}
-		c.stripe = s
-	default:
-		return c, fmt.Errorf("-provider must be sandbox or stripe, not %q", c.provider)
 	}
-	return c, nil
+	if c.provider == "stripe" {
+		return c, errors.New("-provider stripe: this refserver is built without the Stripe adapter; " +
+			"the Stripe-enabled reference server is the command " + stripeCommand +
+			" (in a checkout of keelpay: cd provider/stripe && go run ./cmd/refserver -provider stripe)")
+	}
+	return c, fmt.Errorf("-provider must be sandbox or stripe, not %q", c.provider)
 }
+
+// stripeCommand is the reference server with the Stripe adapter linked
+// in. It is built by the adapter's own module, so that keelpay's module
+// never requires the adapter, nor stripe-go.
+const stripeCommand = "github.com/keelpay/keelpay/provider/stripe/cmd/refserver"
 
 // defaultSandboxDB is where the owned sandbox keeps its state when
 // -sandbox-db is not given: next to a SQLite database, with the database's
@@ -289,11 +296,11 @@ func (p *pendingKeyFile) write() error {
 }
 
 // run serves until ctx is done, then shuts down gracefully.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, providers ...Provider) error {
 	if len(args) > 0 && args[0] == "backup" {
 		return runBackup(ctx, args[1:], getenv, stdout, stderr)
 	}
-	cfg, err := parseConfig(args, getenv, stderr)
+	cfg, err := parseConfig(args, getenv, stderr, providers...)
 	if err != nil {
 		return err
 	}
@@ -306,7 +313,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.logFormat, stderr)
-	// Sandbox mode is everything but -provider stripe: insecure webhook
+	// Sandbox mode is everything but a linked provider: insecure webhook
 	// URLs, the sandbox tools, and a service clock that POST
 	// /sandbox/clock moves forward, which the sandbox provider shares.
 	sandboxMode := cfg.provider == "sandbox"
@@ -320,18 +327,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// started by any process can be answered by any other, as with a real
 	// provider.
 	var (
-		prov     provider.Provider
-		sb       *sandbox.Sandbox
-		stripeAd *stripe.Provider
+		prov provider.Provider
+		sb   *sandbox.Sandbox
 	)
 	switch {
 	case !sandboxMode:
-		stripeAd, err = newStripe(cfg.stripe)
-		if err != nil {
+		if prov, err = cfg.linked.New(log); err != nil {
 			return err
 		}
-		// Calls Stripe does not answer are logged with their cause.
-		prov = &loggedStripe{Provider: stripeAd, log: log, secrets: []string{cfg.stripe.key, cfg.stripe.webhookSecret}}
 	case cfg.sandboxURL != "":
 		remote, err := httpprovider.New(httpprovider.Config{BaseURL: cfg.sandboxURL})
 		if err != nil {
@@ -465,7 +468,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			mux.Handle(p, console)
 		}
 	} else {
-		mountStripe(mux, stripeAd)
+		for pattern, h := range cfg.linked.Routes() {
+			mux.Handle(pattern, withRequestID(h))
+		}
 	}
 	mux.Handle("/", svc.Handler())
 
@@ -525,10 +530,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"    -d '{\"client_id\":\"app_demo\",\"client_secret\":\"secret_demo\",\"webhook_url\":\"http://127.0.0.1:9000/webhooks\"}'\n\n", baseURL)
 		log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)), slog.String("sandbox", sandboxAt))
 	} else {
-		printStripeBanner(stdout, baseURL, cfg.db, cfg.stripe)
-		log.Info("listening", slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db)),
-			slog.String("stripe_account", cfg.stripe.account), slog.String("public_url", cfg.stripe.publicURL),
-			slog.String("stripe_api_url", stripeAPIShown(cfg.stripe)))
+		cfg.linked.Banner(stdout, baseURL, redactDSN(cfg.db))
+		attrs := append([]any{slog.String("url", baseURL), slog.String("db", redactDSN(cfg.db))}, attrsOf(cfg.linked.Listening())...)
+		log.Info("listening", attrs...)
 	}
 
 	serveErr := make(chan error, 1)
@@ -548,6 +552,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	return nil
+}
+
+// attrsOf is attrs as the arguments of a slog call.
+func attrsOf(attrs []slog.Attr) []any {
+	args := make([]any, len(attrs))
+	for i, a := range attrs {
+		args[i] = a
+	}
+	return args
 }
 
 // serveProfiles serves net/http/pprof at addr on a listener of its own, so
