@@ -211,14 +211,9 @@ func withRequestID(next http.Handler) http.Handler {
 
 // openStorage opens a PostgreSQL database for a postgres:// or
 // postgresql:// URL, and a SQLite file for anything else. tp, when set,
-// traces PostgreSQL's statements.
-func openStorage(ctx context.Context, dsn string, kr *keyring.Keyring, tp trace.TracerProvider) (storage.Storage, error) {
-	return openStorageAllowing(ctx, dsn, kr, tp, false)
-}
-
-// openStorageAllowing is openStorage; allowAsyncStandby is
+// traces PostgreSQL's statements; allowAsyncStandby is
 // postgres.Config.AllowAsyncStandby.
-func openStorageAllowing(ctx context.Context, dsn string, kr *keyring.Keyring, tp trace.TracerProvider, allowAsyncStandby bool) (storage.Storage, error) {
+func openStorage(ctx context.Context, dsn string, kr *keyring.Keyring, tp trace.TracerProvider, allowAsyncStandby bool) (storage.Storage, error) {
 	if isPostgres(dsn) {
 		return postgres.Open(ctx, postgres.Config{DSN: dsn, Keyring: kr, TracerProvider: tp, AllowAsyncStandby: allowAsyncStandby})
 	}
@@ -366,7 +361,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}()
 		log.Info("exporting traces over OTLP/HTTP")
 	}
-	db, err := openStorageAllowing(ctx, cfg.db, kr, tracerProvider, cfg.allowAsyncStandby)
+	db, err := openStorage(ctx, cfg.db, kr, tracerProvider, cfg.allowAsyncStandby)
 	if err != nil {
 		if pendingKey != nil {
 			return fmt.Errorf("open database: %w (there is no key file %s, so a new key was tried and not saved: "+
