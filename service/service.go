@@ -41,6 +41,7 @@ type Service struct {
 	retention  *retention
 	stores     *stores.Service
 	subs       *subscribers
+	clock      *clockWorker // nil unless the clock is the database's
 	tracer     trace.Tracer // background passes; no-op without a TracerProvider
 
 	mu      sync.Mutex
@@ -54,6 +55,17 @@ type Service struct {
 func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Clock == nil {
+		// Several servers on one database keep to its clock (see
+		// DatabaseClock); the storage was opened, so it answers now.
+		if dt, ok := cfg.Storage.(DatabaseTimer); ok {
+			c, err := NewDatabaseClock(context.Background(), dt, nil)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Clock = c
+		}
 	}
 	cfg = cfg.WithDefaults()
 	// With a TracerProvider every part gets the storage and the provider
@@ -111,6 +123,11 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.retention, err = newRetention(cfg); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
+	}
+	if d := databaseClock(cfg.Clock); d != nil {
+		if s.clock, err = newClockWorker(d, cfg.Metrics, cfg.Logger); err != nil {
+			return nil, fmt.Errorf("service: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -239,7 +256,7 @@ func (s *Service) Start(ctx context.Context) error {
 		}
 		return err
 	})
-	for _, w := range []struct {
+	workers := []struct {
 		name     string
 		interval time.Duration
 		pass     func(context.Context) error
@@ -248,7 +265,15 @@ func (s *Service) Start(ctx context.Context) error {
 		{"expirer", s.cfg.ExpireInterval, s.payments.Expire},
 		{"refund reconciler", s.cfg.ReconcileInterval, s.refunds.Reconcile},
 		{"retention", s.cfg.Retention.Interval, s.Purge},
-	} {
+	}
+	if s.clock != nil {
+		workers = append(workers, struct {
+			name     string
+			interval time.Duration
+			pass     func(context.Context) error
+		}{"database clock", ClockSyncInterval, s.clock.pass})
+	}
+	for _, w := range workers {
 		g.Go(func() error {
 			s.every(ctx, w.interval, w.name, w.pass)
 			return nil
