@@ -15,18 +15,14 @@ import (
 // envTestClockSkewFile is a TEST HOOK, refused outside sandbox mode: it
 // names a file holding a Go duration ("2m", "-2m", "0s") added to this
 // machine's clock beneath everything else, as a machine whose clock is off
-// would be. The file is read again while the server runs, so that a test
-// can make the clock jump. It exists because the usual tool for this,
+// would be. The file is read again at every reading of the clock (a test
+// hook need not be fast), so that a test can make the clock jump at once. It exists because the usual tool for this,
 // libfaketime (LD_PRELOAD), does not reach Go programs: Go reads the time
 // through the kernel's vDSO without libc
 // (https://github.com/wolfcw/libfaketime/issues/195; runtime/sys_linux_amd64.s,
 // walltime and nanotime). Only the wall clock is skewed, not Go's monotonic
 // clock, as with a real machine whose wall clock is wrong or steps.
 const envTestClockSkewFile = "KEELPAY_TEST_CLOCK_SKEW_FILE"
-
-// skewReread is how long a read of the skew file is used before the file
-// is read again.
-const skewReread = 100 * time.Millisecond
 
 // machineClock returns this machine's clock: keelpay.SystemClock, or, with
 // the test hook envTestClockSkewFile in sandbox mode, the system clock
@@ -48,14 +44,13 @@ func machineClock(getenv func(string) string, sandboxMode bool, log *slog.Logger
 }
 
 // skewedClock is the system clock plus the duration in a file (the test
-// hook envTestClockSkewFile). A file that cannot be read or parsed keeps
-// the last offset.
+// hook envTestClockSkewFile). A file that cannot be read or parsed (a test
+// writing it) keeps the last offset.
 type skewedClock struct {
 	path string
 
 	mu     sync.Mutex
 	offset time.Duration
-	readAt time.Time // monotonic: when the file was last read
 }
 
 func (c *skewedClock) read() (time.Duration, error) {
@@ -74,11 +69,8 @@ func (c *skewedClock) read() (time.Duration, error) {
 func (c *skewedClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.readAt.IsZero() || time.Since(c.readAt) >= skewReread {
-		if d, err := c.read(); err == nil {
-			c.offset = d
-		}
-		c.readAt = time.Now()
+	if d, err := c.read(); err == nil {
+		c.offset = d
 	}
 	return time.Now().UTC().Add(c.offset)
 }
