@@ -234,8 +234,9 @@ func (s *Service) Stores() *stores.Service { return s.stores }
 var ErrStarted = errors.New("service: already started")
 
 // Start starts every background worker: the webhook dispatcher, the
-// payment reconciler and expirer, the refund reconciler, and the
-// retention worker (see Purge). They run until Stop, or until ctx is
+// payment reconciler and expirer, the refund reconciler, the retention
+// worker (see Purge) and, on the database's clock, its measurement every
+// ClockSyncInterval (see DatabaseClock). They run until Stop, or until ctx is
 // done. Each worker is safe to run in several processes against one
 // database. A second Start without Stop is ErrStarted.
 func (s *Service) Start(ctx context.Context) error {
