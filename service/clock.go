@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
 )
 
 // Clock synchronisation (docs/operating.md, "Clocks").
@@ -147,7 +148,7 @@ func (c *DatabaseClock) Offset() (offset, roundTrip time.Duration) {
 // machine (nil: keelpay.SystemClock) otherwise (SQLite: one machine, one
 // clock). A reference server composes its sandbox clock on it
 // (keelpay.OffsetClock's Base).
-func BaseClock(ctx context.Context, db any, machine keelpay.Clock) (keelpay.Clock, error) {
+func BaseClock(ctx context.Context, db storage.Storage, machine keelpay.Clock) (keelpay.Clock, error) {
 	if dt, ok := db.(DatabaseTimer); ok {
 		return NewDatabaseClock(ctx, dt, machine)
 	}
