@@ -20,7 +20,8 @@ import (
 // libfaketime (LD_PRELOAD), does not reach Go programs: Go reads the time
 // through the kernel's vDSO without libc
 // (https://github.com/wolfcw/libfaketime/issues/195; runtime/sys_linux_amd64.s,
-// walltime and nanotime). Only the wall clock is skewed, not Go's monotonic
+// walltime and nanotime): with Debian's faketime 0.9.10, `faketime -f +30d
+// refserver -new-key` still names its key after today. Only the wall clock is skewed, not Go's monotonic
 // clock, as with a real machine whose wall clock is wrong or steps.
 const envTestClockSkewFile = "KEELPAY_TEST_CLOCK_SKEW_FILE"
 

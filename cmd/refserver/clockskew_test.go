@@ -50,12 +50,14 @@ import (
 //   - no double charge: the crash test's checks, at most one charge per
 //     intent, all of them of succeeded intents.
 //
-// -short skips it; it takes about a minute and a half.
+// -short skips it; it takes about a minute and a quarter.
 
 // Timing of the clock-skew test.
 const (
-	// skewLoadFor is how long the payment load runs at least.
-	skewLoadFor = 40 * time.Second
+	// skewLoadFor is how long the payment load runs at least: past the
+	// first retry delay (events.RetryDelays), so that the retries of the
+	// first payments' events arrive during the load, on time.
+	skewLoadFor = 70 * time.Second
 	// holdFor is how long the receiver holds a keyed webhook test's
 	// delivery: longer than a poll of every dispatcher (a lease taken
 	// early would show), shorter than the attempt time-out.
