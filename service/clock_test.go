@@ -3,8 +3,11 @@ package service_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,4 +113,52 @@ func TestBaseClock(t *testing.T) {
 	require.NoError(t, err)
 	require.IsType(t, &service.DatabaseClock{}, c)
 	require.True(t, c.Now().After(machine.Now().Add(24*time.Hour)), "the database's time, not the machine's: %v", c.Now())
+}
+
+// logBuffer collects log lines; it is safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServiceWarnsOfAnOffMachineClock: a Service on a sandbox clock that
+// moves the database's (as the reference server's) keeps it measured, and
+// warns while the machine's clock is a second or more off; the offset is
+// served as a metric.
+func TestServiceWarnsOfAnOffMachineClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := postgrestest.NewDB(t)
+	now, err := db.DatabaseTime(ctx)
+	require.NoError(t, err)
+	dbc, err := service.NewDatabaseClock(ctx, db, keelpay.NewManualClock(now.Add(-90*time.Second)))
+	require.NoError(t, err)
+	clock := &keelpay.OffsetClock{Base: dbc}
+	logs := &logBuffer{}
+	svc, err := service.New(service.Config{
+		Clock:    clock,
+		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
+		Provider: sandbox.New(sandbox.Config{Clock: clock}),
+		Storage:  db,
+	})
+	require.NoError(t, err)
+	require.NoError(t, svc.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, svc.Stop(context.Background())) })
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "this machine's clock is off the database's")
+	}, 10*time.Second, 10*time.Millisecond, "logs: %s", logs)
+	require.Contains(t, logs.String(), "offset=1m30")
+	require.Regexp(t, `(?m)^keelpay_clock_offset_seconds 90(\.0+\d*)?$`, scrape(t, svc))
 }

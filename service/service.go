@@ -257,22 +257,19 @@ func (s *Service) Start(ctx context.Context) error {
 		}
 		return err
 	})
-	workers := []struct {
+	type worker struct {
 		name     string
 		interval time.Duration
 		pass     func(context.Context) error
-	}{
+	}
+	workers := []worker{
 		{"payment reconciler", s.cfg.ReconcileInterval, s.payments.Reconcile},
 		{"expirer", s.cfg.ExpireInterval, s.payments.Expire},
 		{"refund reconciler", s.cfg.ReconcileInterval, s.refunds.Reconcile},
 		{"retention", s.cfg.Retention.Interval, s.Purge},
 	}
 	if s.clock != nil {
-		workers = append(workers, struct {
-			name     string
-			interval time.Duration
-			pass     func(context.Context) error
-		}{"database clock", ClockSyncInterval, s.clock.pass})
+		workers = append(workers, worker{"database clock", ClockSyncInterval, s.clock.pass})
 	}
 	for _, w := range workers {
 		g.Go(func() error {
