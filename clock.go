@@ -18,21 +18,31 @@ type SystemClock struct{}
 // Now returns the current time in UTC.
 func (SystemClock) Now() time.Time { return time.Now().UTC() }
 
-// OffsetClock is the wall clock moved forward by an adjustable offset. The
+// OffsetClock is a clock moved forward by an adjustable offset. The
 // reference server's sandbox mode uses it for POST /sandbox/clock, as Stripe's
 // test clocks do: scheduled work sees the moved time while signatures keep
-// using real time. The zero value is the wall clock. It is safe for
-// concurrent use.
+// using real time. The zero value is the wall clock moved by nothing. It is
+// safe for concurrent use.
 type OffsetClock struct {
+	// Base is the clock the offset is added to; nil is SystemClock. Set
+	// it before the clock is first read: servers that share a PostgreSQL
+	// database move the database's clock (service.DatabaseClock), so that
+	// the offset is the only difference between them.
+	Base Clock
+
 	mu     sync.RWMutex
 	offset time.Duration
 }
 
-// Now returns the wall clock plus the offset, in UTC.
+// Now returns the base clock plus the offset, in UTC.
 func (c *OffsetClock) Now() time.Time {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return time.Now().UTC().Add(c.offset)
+	offset := c.offset
+	c.mu.RUnlock()
+	if c.Base == nil {
+		return time.Now().UTC().Add(offset)
+	}
+	return c.Base.Now().UTC().Add(offset)
 }
 
 // Advance moves the clock forward by d (d must not be negative) and returns

@@ -63,8 +63,12 @@ type Config struct {
 	// proxy, give a function that reads what your own proxy wrote.
 	ClientAddr func(r *http.Request) string
 	// Clock decides every time the service keeps: expiry, retries of
-	// webhooks, the reconcilers' schedule, rate limits. Default
-	// keelpay.SystemClock.
+	// webhooks, the reconcilers' schedule, rate limits, key locks and
+	// leases. Default: the database's clock (a DatabaseClock measured by
+	// New) when Storage is a DatabaseTimer (PostgreSQL, which several
+	// servers share), keelpay.SystemClock otherwise (SQLite). A clock
+	// that moves a DatabaseClock (keelpay.OffsetClock with it as Base)
+	// is kept measured too.
 	Clock keelpay.Clock
 	// Dispatcher tunes webhook delivery: AttemptTimeout, ClaimBatch,
 	// Concurrency, Interceptor, Lease, PerStore, PerStoreStart,

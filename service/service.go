@@ -41,6 +41,7 @@ type Service struct {
 	retention  *retention
 	stores     *stores.Service
 	subs       *subscribers
+	clock      *clockWorker // nil unless the clock is the database's
 	tracer     trace.Tracer // background passes; no-op without a TracerProvider
 
 	mu      sync.Mutex
@@ -54,6 +55,17 @@ type Service struct {
 func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Clock == nil {
+		// Several servers on one database keep to its clock (see
+		// DatabaseClock); the storage was opened, so it answers now.
+		if dt, ok := cfg.Storage.(DatabaseTimer); ok {
+			c, err := NewDatabaseClock(context.Background(), dt, nil)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Clock = c
+		}
 	}
 	cfg = cfg.WithDefaults()
 	// With a TracerProvider every part gets the storage and the provider
@@ -111,6 +123,11 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.retention, err = newRetention(cfg); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
+	}
+	if d := databaseClock(cfg.Clock); d != nil {
+		if s.clock, err = newClockWorker(d, cfg.Metrics, cfg.Logger); err != nil {
+			return nil, fmt.Errorf("service: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -217,8 +234,9 @@ func (s *Service) Stores() *stores.Service { return s.stores }
 var ErrStarted = errors.New("service: already started")
 
 // Start starts every background worker: the webhook dispatcher, the
-// payment reconciler and expirer, the refund reconciler, and the
-// retention worker (see Purge). They run until Stop, or until ctx is
+// payment reconciler and expirer, the refund reconciler, the retention
+// worker (see Purge) and, on the database's clock, its measurement every
+// ClockSyncInterval (see DatabaseClock). They run until Stop, or until ctx is
 // done. Each worker is safe to run in several processes against one
 // database. A second Start without Stop is ErrStarted.
 func (s *Service) Start(ctx context.Context) error {
@@ -235,16 +253,21 @@ func (s *Service) Start(ctx context.Context) error {
 		s.dispatcher.Run(ctx)
 		return nil
 	})
-	for _, w := range []struct {
+	type worker struct {
 		name     string
 		interval time.Duration
 		pass     func(context.Context) error
-	}{
+	}
+	workers := []worker{
 		{"payment reconciler", s.cfg.ReconcileInterval, s.payments.Reconcile},
 		{"expirer", s.cfg.ExpireInterval, s.payments.Expire},
 		{"refund reconciler", s.cfg.ReconcileInterval, s.refunds.Reconcile},
 		{"retention", s.cfg.Retention.Interval, s.Purge},
-	} {
+	}
+	if s.clock != nil {
+		workers = append(workers, worker{"database clock", ClockSyncInterval, s.clock.pass})
+	}
+	for _, w := range workers {
 		g.Go(func() error {
 			s.every(ctx, w.interval, w.name, w.pass)
 			return nil

@@ -97,6 +97,7 @@ func integrityCheck(t *testing.T, path string) string {
 type node struct {
 	name string
 	dir  string
+	env  []string
 	args []string
 	url  string
 
@@ -109,12 +110,18 @@ type node struct {
 // newNode starts a server in dir with args on a free port of its own.
 func newNode(t *testing.T, name, dir string, args ...string) *node {
 	t.Helper()
+	return newNodeEnv(t, name, dir, nil, args...)
+}
+
+// newNodeEnv is newNode with env added to crashKey.
+func newNodeEnv(t *testing.T, name, dir string, env []string, args ...string) *node {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	n := &node{name: name, dir: dir, args: append([]string{"-addr", addr}, args...), url: "http://" + addr}
-	n.cur = start(t, dir, crashKey, n.args...)
+	n := &node{name: name, dir: dir, env: append(slices.Clone(crashKey), env...), args: append([]string{"-addr", addr}, args...), url: "http://" + addr}
+	n.cur = start(t, dir, n.env, n.args...)
 	require.Equal(t, n.url, n.cur.url)
 	n.ready = make(chan struct{})
 	close(n.ready)
@@ -139,7 +146,7 @@ func (n *node) crash(t *testing.T) {
 	n.mu.Unlock()
 	require.NoError(t, cur.cmd.Process.Kill())
 	require.Error(t, cur.cmd.Wait(), "%s was killed", n.name)
-	next := start(t, n.dir, crashKey, n.args...)
+	next := start(t, n.dir, n.env, n.args...)
 	require.Equal(t, n.url, next.url)
 	n.mu.Lock()
 	n.cur = next
@@ -345,11 +352,41 @@ func (c *crash) flow(i int) {
 // run drives the load while it kills victims kills times at random moments
 // 1 to 4 seconds apart, then finishes and checks everything.
 func (c *crash) run(t *testing.T, kills int) {
-	ctx := t.Context()
+	begin := time.Now()
+	payments := c.load(func() {
+		for range kills {
+			<-time.After(time.Second + rand.N(3*time.Second))
+			c.victims[rand.IntN(len(c.victims))].crash(t)
+		}
+	})
+	loadTime := time.Since(begin)
+	all := c.finish(t, begin)
+
+	var totalKills int
+	for _, n := range c.nodes {
+		totalKills += n.kills
+	}
+	var keys, retried, noAnswers, parked int
+	for _, k := range all {
+		keys++
+		noAnswers += k.noAnswer
+		if k.noAnswer > 0 {
+			retried++
+		}
+		if k.inUse > 0 {
+			parked++
+		}
+	}
+	t.Logf("load: %v, %d kills, %d payments, %d requests, %d keys; %d keys retried after %d requests without an answer; %d keys parked on idempotency_key_in_use",
+		loadTime.Round(time.Millisecond), totalKills, payments, c.requests.Load(), keys, retried, noAnswers, parked)
+}
+
+// load runs the flows on 4 workers until during returns, and returns how
+// many payments it started.
+func (c *crash) load(during func()) int64 {
 	const workers = 4
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	begin := time.Now()
 	for range workers {
 		wg.Go(func() {
 			for !c.stop.Load() {
@@ -357,14 +394,18 @@ func (c *crash) run(t *testing.T, kills int) {
 			}
 		})
 	}
-	for range kills {
-		<-time.After(time.Second + rand.N(3*time.Second))
-		c.victims[rand.IntN(len(c.victims))].crash(t)
-	}
+	during()
 	c.stop.Store(true)
 	wg.Wait()
-	loadTime := time.Since(begin)
+	return next.Load()
+}
 
+// finish answers the keys parked on a lock, asks every key again, moves the
+// sandbox clock 48 hours on, waits until every attempt, refund and
+// delivery is over and checks what the load left behind. It returns every
+// key.
+func (c *crash) finish(t *testing.T, begin time.Time) []*keyed {
+	ctx := t.Context()
 	// Every key still held by a killed request: its lock lapses a minute
 	// after it was taken on the service clock.
 	for round := 0; ; round++ {
@@ -434,24 +475,7 @@ func (c *crash) run(t *testing.T, kills int) {
 	})
 	t.Logf("%v: every attempt, refund and delivery finished", time.Since(begin).Round(time.Millisecond))
 	c.check(t, db, events)
-
-	var totalKills int
-	for _, n := range c.nodes {
-		totalKills += n.kills
-	}
-	var keys, retried, noAnswers, parked int
-	for _, k := range all {
-		keys++
-		noAnswers += k.noAnswer
-		if k.noAnswer > 0 {
-			retried++
-		}
-		if k.inUse > 0 {
-			parked++
-		}
-	}
-	t.Logf("load: %v, %d kills, %d payments, %d requests, %d keys; %d keys retried after %d requests without an answer; %d keys parked on idempotency_key_in_use",
-		loadTime.Round(time.Millisecond), totalKills, next.Load(), c.requests.Load(), keys, retried, noAnswers, parked)
+	return all
 }
 
 // advance moves the sandbox clock of every node, owner first.

@@ -308,6 +308,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.logFormat, stderr)
+	machine, err := machineClock(getenv, cfg.provider == "sandbox", log)
+	if err != nil {
+		return err
+	}
 	// Sandbox mode is everything but a linked provider: insecure webhook
 	// URLs, the sandbox tools, and a service clock that POST
 	// /sandbox/clock moves forward, which the sandbox provider shares.
@@ -386,6 +390,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			slog.String("key_file", pendingKey.path))
 	}
 
+	if sandboxMode {
+		// Servers on one PostgreSQL database keep to its clock, and move
+		// it (service.DatabaseClock; docs/operating.md, "Clocks").
+		if clock.Base, err = service.BaseClock(ctx, db, machine); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
