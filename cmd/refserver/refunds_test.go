@@ -58,7 +58,25 @@ func TestRefundsOnTheSandboxClock(t *testing.T) {
 	require.Equal(t, "refund_in_progress", again["error"].(map[string]any)["code"])
 
 	// Three minutes on the sandbox clock: the reconciler's look-up at one
-	// minute runs before the answer, and the provider knows by now.
+	// minute runs before the answer, and the provider knows by now. The
+	// payment's webhook is delivered and recorded first: a delivery still
+	// in flight when the clock jumps past its one-minute lease is claimed
+	// and sent again (at least once), and this test counts each change's
+	// deliveries.
+	require.Eventually(t, func() bool {
+		_, evs := call(t, "GET", s.url+"/v1/events?limit=100", sk, nil)
+		data, _ := evs["data"].([]any)
+		for _, e := range data {
+			e := e.(map[string]any)
+			if e["type"] != "payment_intent.succeeded" {
+				continue
+			}
+			if d, _ := e["delivery"].(map[string]any); d["status"] != "succeeded" {
+				return false
+			}
+		}
+		return len(data) > 0
+	}, time.Minute, 5*time.Millisecond, "the payment's webhook is recorded delivered")
 	status, _ = call(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 180})
 	require.Equal(t, http.StatusOK, status)
 	status, got := call(t, "GET", s.url+"/v1/refunds/"+r["id"].(string), sk, nil)
