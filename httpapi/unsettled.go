@@ -27,18 +27,18 @@ const (
 )
 
 // unsettledKeys are the Idempotency-Keys that this process holds and
-// could not settle (store the response, or free the key) at the end of
-// their request because the database did not answer: it died, restarted or
-// failed over to a standby while the request ran. Such a key would stay
-// locked until IdempotencyLockTimeout, and every retry of the request would
-// get 409 idempotency_key_in_use meanwhile.
+// could not free at the end of their request (a 5xx, or any answer that
+// is not stored, see storedResponse) because the database did not answer:
+// it died, restarted or failed over to a standby while the request ran.
+// Such a key would stay locked until IdempotencyLockTimeout, and every
+// retry of the request would get 409 idempotency_key_in_use meanwhile.
 //
-// The process keeps them and settles each as soon as the database answers
+// The process keeps them and frees each as soon as the database answers
 // again, in the background and whenever a keyed request comes in. Only the
-// holder of a key's lock token can complete or free it, and this process
-// is still that holder, so no other run can hold the key in between: a
-// retry finds the key held (409, as before) until it is settled, and then
-// answered or free to resume from the last step that committed. A key
+// holder of a key's lock token can free it, and this process is still
+// that holder, so no other run can hold the key in between: a retry finds
+// the key held (409, as before) until it is freed, and then free to
+// resume from the last step that committed. A key
 // whose lock was taken by a transaction that the database lost (an
 // asynchronous standby promoted) is not found, and there is nothing to
 // settle. Past the key's lock time-out the key is abandoned and a retry
@@ -59,7 +59,7 @@ type unsettledID struct{ storeID, key, token string }
 
 // unsettledKey is what settling a key does: with complete, store status
 // and body (IdempotencyComplete); otherwise free the key
-// (IdempotencyRelease).
+// (IdempotencyRelease). Only keys to be freed are kept (see settleKey).
 type unsettledKey struct {
 	complete bool
 	status   int
@@ -76,9 +76,17 @@ func newUnsettledKeys(s storage.Storage, log *slog.Logger) *unsettledKeys {
 // settleKey stores the response of the run that holds key, or frees the
 // key when the response is not kept (see storedResponse). Nothing is left
 // to do when the service's last change stored exactly this response.
-// ErrNotFound: the run does not hold the key. Any other error (the
-// database did not answer) leaves the key to unsettled, which settles it
-// once the database answers; the error is still returned, to be logged.
+// ErrNotFound: the run does not hold the key. When a key to be freed
+// could not be (the database did not answer), it is left to unsettled,
+// which frees it once the database answers; the error is still
+// returned, to be logged.
+//
+// A response to be stored that could not be is not stored later: the
+// database that answers later may not be the one that committed the
+// request's work (an asynchronous standby promoted meanwhile may not have
+// it), and an answer stored there would replay work that is not there.
+// That key waits out its lock time-out, and its retry then resumes from
+// the steps the database has.
 func (a *api) settleKey(ctx context.Context, key *idempotency.Key, status int, header http.Header, body []byte) error {
 	if key.Answered(status, body) {
 		return nil
@@ -86,7 +94,7 @@ func (a *api) settleKey(ctx context.Context, key *idempotency.Key, status int, h
 	u := &unsettledKey{complete: storedResponse(status, header, body), status: status, body: body}
 	id := unsettledID{key.StoreID, key.Key, key.LockToken}
 	err := a.unsettled.settle(ctx, id, u)
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+	if err != nil && !errors.Is(err, storage.ErrNotFound) && !u.complete {
 		a.unsettled.add(id, u)
 	}
 	return err
@@ -175,8 +183,8 @@ func (s *unsettledKeys) round() (progress, left bool) {
 			cancel()
 			switch {
 			case err == nil:
-				s.log.Info("idempotency: settled a key left held while the database was unreachable",
-					slog.String("store_id", id.storeID), slog.Bool("response_stored", u.complete))
+				s.log.Info("idempotency: freed a key left held while the database was unreachable",
+					slog.String("store_id", id.storeID))
 				done, progress = true, true
 			case errors.Is(err, storage.ErrNotFound):
 				done, progress = true, true // not held by this run (any more)
