@@ -43,14 +43,16 @@ import (
 // With an asynchronous standby, commits the primary acknowledged may be
 // missing on the standby. keelpay refuses to start on such a primary
 // unless KEELPAY_POSTGRES_ALLOW_ASYNC_STANDBY=1, which this test sets, and
-// then promises only the money rules: a confirm retried after its attempt
-// was lost reproduces the attempt's id, and with it the provider's
-// idempotency key, so the provider answers with the first charge instead
-// of making a second one. The checks of acknowledged work are logged for
-// it, not failed.
+// then promises only the money rules: a confirm or a refund retried after
+// its attempt was lost reproduces the attempt's id, and with it the
+// provider's idempotency key, so the provider answers with the first
+// charge or payout instead of making a second one. The checks of
+// acknowledged work are logged for it, not failed, and a charge or payout
+// of an intent that vanished with the old primary is let pass; a second
+// one for an intent that is there fails.
 //
 // It needs PostgreSQL 15's programs and root (to run them as the postgres
-// user), takes about a minute and a half per case, and runs only with
+// user), takes about half a minute per case, and runs only with
 // KEELPAY_TEST_FAILOVER=1 (CI sets it).
 
 func TestFailoverSynchronousStandby(t *testing.T) { failover(t, true) }

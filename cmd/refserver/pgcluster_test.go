@@ -220,12 +220,14 @@ func (c *pgCluster) kill(t *testing.T, s *pgServer) {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
 	s.mu.Unlock()
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-done
 	if s == c.primary {
-		// What the stream held back never arrives.
+		// What the stream held back never arrives. The stream is cut
+		// first: a stalled proxy's link whose server end closes by
+		// itself is never let go.
 		c.replication.Down()
 	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-done
 }
 
 // lag holds back the WAL the primary streams to the standby from now on,
