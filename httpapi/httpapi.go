@@ -70,6 +70,9 @@ type api struct {
 	mux     *http.ServeMux
 	metrics *httpMetrics
 	tracer  trace.Tracer // nil: no spans
+	// unsettled are the keys this process holds and could not settle
+	// because the database was unreachable (see unsettledKeys).
+	unsettled *unsettledKeys
 }
 
 // New returns the keelpay API as an http.Handler, to serve as it is or to
@@ -109,6 +112,7 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
 	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Metrics)}
+	a.unsettled = newUnsettledKeys(cfg.Storage, cfg.Logger)
 	a.tracer = tracing.Tracer(cfg.TracerProvider)
 	a.routes()
 	return a.middleware(a.mux), nil

@@ -94,6 +94,9 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		return
 	}
 	key := values[0]
+	// It may be the retry of a request whose key this process could not
+	// settle yet.
+	a.unsettled.poke()
 	body, ok := bufferBody(r)
 	if !ok {
 		h(w, r, c)
@@ -214,7 +217,7 @@ func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h han
 		// The middleware answers 500 and logs the panic; a lock this run
 		// took is freed, as for any 500.
 		if claim.Began() {
-			_ = a.cfg.Storage.IdempotencyRelease(context.WithoutCancel(r.Context()), begin.StoreID, begin.Key, begin.LockToken)
+			_ = a.settleKey(context.WithoutCancel(r.Context()), claim, http.StatusInternalServerError, nil, nil)
 		}
 	}()
 	h(rw, r, c)
@@ -257,22 +260,6 @@ func (a *api) storeAnswer(ctx context.Context, begin storage.IdempotencyBeginPar
 	return a.cfg.Storage.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
 		IdempotencyBeginParams: begin, RecoveryPoint: idempotency.Done, Status: status, Body: body,
 	})
-}
-
-// settleKey stores the response of the run that holds key, or frees the
-// key when the response is not kept (see storedResponse). Nothing is left
-// to do when the service's last change stored exactly this response.
-// ErrNotFound: the run does not hold the key.
-func (a *api) settleKey(ctx context.Context, key *idempotency.Key, status int, header http.Header, body []byte) error {
-	if key.Answered(status, body) {
-		return nil
-	}
-	if storedResponse(status, header, body) {
-		return a.cfg.Storage.IdempotencyComplete(ctx, storage.IdempotencyCompleteParams{
-			StoreID: key.StoreID, Key: key.Key, LockToken: key.LockToken, Status: status, Body: body,
-		})
-	}
-	return a.cfg.Storage.IdempotencyRelease(ctx, key.StoreID, key.Key, key.LockToken)
 }
 
 // finishIdempotent stores the response of a request that started, or

@@ -97,16 +97,49 @@ func claimCaps(p storage.DeliveryClaimParams) (any, any, error) {
 	return stores, caps, nil
 }
 
+// recordable finds the delivery $7 if it is still leased with $8, for
+// DeliveryRecord: waiting for a transaction that holds it while the lease
+// runs, passing it over once the lease lapsed.
+const recordable = `coalesce(
+		(SELECT event_id FROM deliveries WHERE event_id = $7 AND lease_token = $8 AND lease_until > now()
+			FOR UPDATE),
+		(SELECT event_id FROM deliveries WHERE event_id = $7 AND lease_token = $8
+			FOR UPDATE SKIP LOCKED))`
+
 func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {
 	if len(results) == 0 {
 		return nil
 	}
 	// In event order, so that two overlapping records cannot deadlock.
-	// A delivery that another transaction holds is passed over, not
-	// waited for: it is not the recorder's any more (its lease lapsed and
-	// another process claimed it, or a redelivery reset it), so the
-	// record would be ignored anyway, and a paused process holding it
-	// would stall this one.
+	//
+	// A delivery that another transaction holds is waited for while its
+	// lease still runs, and passed over once the lease lapsed:
+	//
+	//   - once it lapsed, another process may claim it again, and the
+	//     transaction that holds it may be that claim: the delivery is not
+	//     the recorder's any more, the record would be ignored anyway, and
+	//     a paused process holding it would stall this one;
+	//   - while it runs, no claim takes it, yet a claim may hold it: under
+	//     READ COMMITTED, FOR UPDATE locks the newest version of a row
+	//     that changed since its statement began and then checks the WHERE
+	//     clause again on it
+	//     (https://www.postgresql.org/docs/15/transaction-iso.html#XACT-READ-COMMITTED,
+	//     https://www.postgresql.org/docs/15/explicit-locking.html#LOCKING-ROWS),
+	//     and SKIP LOCKED passes over only the rows locked at that moment.
+	//     So a claim whose statement began while the recorder's own claim
+	//     was committing may reach the delivery that claim leased just
+	//     after it committed, lock it, leave it out, and keep it locked
+	//     until its own commit ends, which a synchronous standby makes
+	//     longer. Passed over, the result would be lost: the delivery
+	//     stays leased with no attempt recorded and is sent again when the
+	//     lease lapses (events' TestSlowCommitsLoseNoDeliveryRecord). The
+	//     wait lasts one claim's commit; the lease is checked again after
+	//     it (FOR UPDATE does so).
+	//
+	// Leases are compared with the database's clock (now()): the
+	// dispatchers' clocks are the system clock too, unless a sandbox moved
+	// its service clock, and then a record only waits where it could
+	// have passed over.
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b storage.DeliveryResult) int { return cmp.Compare(a.EventID, b.EventID) })
 	return q.write(ctx, func(w querier) error {
@@ -116,8 +149,7 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 			if r.Attempt == nil {
 				b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
 					next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
-					WHERE event_id = (SELECT event_id FROM deliveries WHERE event_id = $7 AND lease_token = $8
-						FOR UPDATE SKIP LOCKED)`,
+					WHERE event_id = `+recordable+``,
 					d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
 					r.EventID, r.LeaseToken)
 				continue
@@ -127,8 +159,7 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 			b.Queue(`WITH u AS (
 					UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
 						next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
-					WHERE event_id = (SELECT event_id FROM deliveries WHERE event_id = $7 AND lease_token = $8
-						FOR UPDATE SKIP LOCKED)
+					WHERE event_id = `+recordable+`
 					RETURNING event_id, store_id)
 				INSERT INTO delivery_attempts (id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
 				SELECT $9, event_id, store_id, $10, $11, $12, $13, $14 FROM u`,
