@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/sendid"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
@@ -606,14 +607,18 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 	// payout of a refund of such an intent. Those, and only those, are
 	// let pass beside the voids: a charge or payout more is money taken
 	// twice for an intent that is there.
+	// A key counts whatever it was answered: a confirm or refund cut off
+	// by the kill (a 5xx, or no answer) may have reached the provider
+	// before its intent vanished.
 	lostCharges, lostPayouts := 0, 0
 	for _, k := range c.order {
-		if !c.lossy || len(k.answers) == 0 || k.answers[0].status >= 300 {
+		if !c.lossy || len(k.answers)+k.noAnswer == 0 {
 			continue
 		}
 		switch k.kind {
 		case "confirm":
-			if _, ok := intents[strings.Split(k.path, "/")[3]]; !ok && k.answers[0].class != "requires_payment_method" {
+			declined := len(k.answers) > 0 && k.answers[0].status < 300 && k.answers[0].class == "requires_payment_method"
+			if _, ok := intents[strings.Split(k.path, "/")[3]]; !ok && !declined {
 				lostCharges++
 			}
 		case "refund":
@@ -627,6 +632,7 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 	// Charges: exactly one per succeeded intent, none for any other.
 	chargesPerIntent := map[int]int{}
 	ownedAttempts := map[string]bool{}
+	sendsOf := map[string]*keelpay.PaymentIntent{}
 	succeeded := 0
 	var refunds []*keelpay.Refund
 	for _, o := range all {
@@ -649,6 +655,21 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 		} else if n > 0 {
 			fail("charged intent not succeeded", "intent %s (attempt %s) is %s but its attempt charged %d times", pi.ID, pi.AttemptID, pi.Status, n)
 		}
+		// Every send an intent (or its refund) could have made: the ids
+		// derived from it at each of its versions. A charge or payout of
+		// a send of an intent that is still there, beside its own, is
+		// money taken or paid twice, whatever was lost with the standby.
+		for v := int64(0); v <= pi.Version; v++ {
+			sendsOf[sendid.For("att_", pi.ID, v)] = pi
+			sendsOf[sendid.For("rfatt_", pi.ID, v)] = pi
+		}
+		if pi.RefundID != "" {
+			if r, err := db.RefundGet(ctx, o.store, pi.RefundID); err == nil {
+				for v := int64(0); v <= r.Version; v++ {
+					sendsOf[sendid.For("rfatt_", r.ID, v)] = pi
+				}
+			}
+		}
 	}
 	var orphans []string
 	for attempt, n := range stats.ChargesByAttempt {
@@ -657,15 +678,27 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 		}
 	}
 	sort.Strings(orphans)
+	for attempt, n := range stats.ChargesByAttempt {
+		if pi := sendsOf[attempt]; pi != nil && !ownedAttempts[attempt] && stats.VoidedByAttempt[attempt] < n {
+			fail("second charge of an intent", "intent %s (%s, attempt %s) was charged by its earlier attempt %s as well, not voided", pi.ID, pi.Status, pi.AttemptID, attempt)
+		}
+	}
 	if len(orphans) > stats.Voids+lostCharges {
 		fail("charges of no succeeded intent", "%d charged attempts belong to no succeeded intent (%d voids, %d charged intents lost with the standby): %v", len(orphans), stats.Voids, lostCharges, orphans)
 	}
 
 	// Refunds: each send paid out at most once, a refund that paid out is
 	// succeeded, and one that did not is not.
+	paidSends := map[string]bool{}
+	for _, r := range refunds {
+		paidSends[r.AttemptID] = true
+	}
 	for attempt, n := range stats.RefundsByAttempt {
 		if n > 1 {
 			fail("refund paid twice", "refund send %s paid out %d times", attempt, n)
+		}
+		if pi := sendsOf[attempt]; pi != nil && !paidSends[attempt] {
+			fail("second payout of an intent", "intent %s was paid back by send %s, which its refund does not name", pi.ID, attempt)
 		}
 	}
 	paid := 0

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"sync"
 	"syscall"
 	"testing"
@@ -66,16 +67,23 @@ func failover(t *testing.T, synchronous bool) {
 	if testing.Short() {
 		t.Skip("the failover test takes minutes; run it without -short")
 	}
-	if !synchronous {
-		// Read by every server the test starts (not parallel, so the
-		// environment is the test's own).
-		t.Setenv("KEELPAY_POSTGRES_ALLOW_ASYNC_STANDBY", "1")
-	}
 	cl := newPGCluster(t, synchronous)
 	dsn := cl.DSN()
-	owner := newNode(t, "owner", t.TempDir(), "-db", dsn)
-	a := newNode(t, "a", t.TempDir(), "-db", dsn, "-sandbox-url", owner.url)
-	b := newNode(t, "b", t.TempDir(), "-db", dsn, "-sandbox-url", owner.url)
+	var env []string
+	if !synchronous {
+		// A server refuses a primary whose standby its commits do not
+		// wait for, saying why and how to accept the risk.
+		cmd := exec.Command(refserver, "-addr", "127.0.0.1:0", "-db", dsn)
+		cmd.Env = append(os.Environ(), crashKey...)
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "a server started on a primary with an asynchronous standby: %s", out)
+		require.Contains(t, string(out), "keelpay's commits do not wait for any of them")
+		require.Contains(t, string(out), "KEELPAY_POSTGRES_ALLOW_ASYNC_STANDBY=1")
+		env = []string{"KEELPAY_POSTGRES_ALLOW_ASYNC_STANDBY=1"}
+	}
+	owner := newNodeEnv(t, "owner", t.TempDir(), env, "-db", dsn)
+	a := newNodeEnv(t, "a", t.TempDir(), env, "-db", dsn, "-sandbox-url", owner.url)
+	b := newNodeEnv(t, "b", t.TempDir(), env, "-db", dsn, "-sandbox-url", owner.url)
 	nodes := []*node{owner, a, b}
 	c := newCrash(t, dsn, nodes, nil)
 	c.retry5xx = true
