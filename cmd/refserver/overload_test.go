@@ -361,8 +361,12 @@ func runOverload(t *testing.T, dsn string, seconds int, s *started) {
 	if len(failures) > 0 {
 		t.Logf("failed assertions (count by kind): %v", failures)
 	}
-	require.Positive(t, shed, "at ten times the sustainable rate nothing was shed: the server queued every request")
-	require.Less(t, hwm, ceiling, "the server's peak RSS is %d MiB, over the ceiling of %d MiB", hwm>>20, ceiling>>20)
+	if shed == 0 {
+		t.Error("at ten times the sustainable rate nothing was shed: the server queued every request")
+	}
+	if hwm >= ceiling {
+		t.Errorf("the server's peak RSS is %.1f MiB, over the ceiling of %.1f MiB", float64(hwm)/(1<<20), float64(ceiling)/(1<<20))
+	}
 }
 
 // flow creates an intent and confirms it with the saved card, each with
