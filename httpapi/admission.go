@@ -32,8 +32,13 @@ type AdmissionConfig struct {
 	// read of an intent with its client_secret) and the card field's page
 	// and script. Default AdmissionBrowserDefault.
 	Browser int
-	// Payments bounds the changes of payment objects with the secret key:
-	// card sessions, intents (create, confirm, cancel), refunds, card
+	// Confirms bounds the confirms of payment intents with the secret key
+	// (a saved card). They have slots of their own, apart from Payments,
+	// so that a flood of new payments does not shed the second step of
+	// the payments already under way. Default AdmissionConfirmsDefault.
+	Confirms int
+	// Payments bounds the other changes of payment objects with the
+	// secret key: card sessions, intents (create, cancel), refunds, card
 	// deletions, erasure. They take an Idempotency-Key, write the database
 	// and may call the provider. Default AdmissionPaymentsDefault.
 	Payments int
@@ -64,6 +69,7 @@ type AdmissionConfig struct {
 // figures and how to choose).
 const (
 	AdmissionBrowserDefault    = 32
+	AdmissionConfirmsDefault   = 32
 	AdmissionPaymentsDefault   = 32
 	AdmissionReadsDefault      = 32
 	AdmissionWritesDefault     = 8
@@ -81,6 +87,7 @@ func (c AdmissionConfig) withDefaults() AdmissionConfig {
 		def int
 	}{
 		{&c.Browser, AdmissionBrowserDefault},
+		{&c.Confirms, AdmissionConfirmsDefault},
 		{&c.Payments, AdmissionPaymentsDefault},
 		{&c.Reads, AdmissionReadsDefault},
 		{&c.Writes, AdmissionWritesDefault},
@@ -118,6 +125,7 @@ type class int
 
 const (
 	classPayments class = iota
+	classConfirms
 	classWrites
 	classReads
 	classBrowser
@@ -125,7 +133,7 @@ const (
 )
 
 // classNames are the class label values of the admission metrics.
-var classNames = [numClasses]string{"payments", "writes", "reads", "browser"}
+var classNames = [numClasses]string{"payments", "confirms", "writes", "reads", "browser"}
 
 // classOf is the class of a route's requests made with the secret key (or
 // none); admit moves a publishable key's request to classBrowser.
@@ -137,6 +145,8 @@ func classOf(rt route) class {
 		return classReads
 	case rt.path == "/v1/setup" || strings.HasPrefix(rt.path, "/v1/webhooks/") || strings.HasPrefix(rt.path, "/v1/events/"):
 		return classWrites
+	case rt.path == "/v1/payment_intents/{id}/confirm":
+		return classConfirms
 	default:
 		return classPayments
 	}
@@ -198,10 +208,10 @@ func newAdmission(c AdmissionConfig, reg prometheus.Registerer) *admission {
 	ad := &admission{wait: c.Wait, retryAfter: c.RetryAfter}
 	shed := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_http_shed_total",
-		Help: "API requests answered 429 rate_limited because their class (payments, writes, reads, browser) had no free slot within the admission wait; none of their work was done.",
+		Help: "API requests answered 429 rate_limited because their class (payments, confirms, writes, reads, browser) had no free slot within the admission wait; none of their work was done.",
 	}, []string{"class"})
 	reg.MustRegister(shed)
-	for i, limit := range [numClasses]int{c.Payments, c.Writes, c.Reads, c.Browser} {
+	for i, limit := range [numClasses]int{c.Payments, c.Confirms, c.Writes, c.Reads, c.Browser} {
 		g := &gate{queue: int64(limit)}
 		if c.Queue > 0 {
 			g.queue = int64(c.Queue)
@@ -215,12 +225,12 @@ func newAdmission(c AdmissionConfig, reg prometheus.Registerer) *admission {
 		reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name:        "keelpay_http_in_flight",
-				Help:        "API requests being worked on now, by admission class (payments, writes, reads, browser).",
+				Help:        "API requests being worked on now, by admission class (payments, confirms, writes, reads, browser).",
 				ConstLabels: labels,
 			}, func() float64 { return float64(len(g.slots)) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name:        "keelpay_http_waiting",
-				Help:        "API requests waiting for an admission slot now, by class (payments, writes, reads, browser).",
+				Help:        "API requests waiting for an admission slot now, by class (payments, confirms, writes, reads, browser).",
 				ConstLabels: labels,
 			}, func() float64 { return float64(g.waiting.Load()) }),
 		)

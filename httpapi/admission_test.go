@@ -10,8 +10,8 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/httpapi"
-	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/storage/sqlite"
@@ -53,7 +53,7 @@ func TestAdmissionShedsBeforeAnyWork(t *testing.T) {
 	for _, m := range scrape(t, b)["keelpay_http_shed_total"].GetMetric() {
 		shedTotal[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
 	}
-	require.Equal(t, map[string]float64{"payments": 1, "writes": 0, "reads": 0, "browser": 0}, shedTotal)
+	require.Equal(t, map[string]float64{"payments": 1, "confirms": 0, "writes": 0, "reads": 0, "browser": 0}, shedTotal)
 
 	release()
 	require.Equal(t, http.StatusCreated, (<-refunded).Status)

@@ -29,7 +29,8 @@ func admissionFlags(fs *flag.FlagSet, getenv func(string) string, c *httpapi.Adm
 	}
 	var errs []error
 	for _, f := range []def{
-		limit("limit-payments", "KEELPAY_LIMIT_PAYMENTS", &c.Payments, httpapi.AdmissionPaymentsDefault, "payment writes (intents, refunds, card sessions)"),
+		limit("limit-payments", "KEELPAY_LIMIT_PAYMENTS", &c.Payments, httpapi.AdmissionPaymentsDefault, "payment writes (intents, refunds, card sessions; confirms apart)"),
+		limit("limit-confirms", "KEELPAY_LIMIT_CONFIRMS", &c.Confirms, httpapi.AdmissionConfirmsDefault, "confirms of intents with the secret key"),
 		limit("limit-writes", "KEELPAY_LIMIT_WRITES", &c.Writes, httpapi.AdmissionWritesDefault, "other writes (setup, webhook tests, redeliveries)"),
 		limit("limit-reads", "KEELPAY_LIMIT_READS", &c.Reads, httpapi.AdmissionReadsDefault, "reads with the secret key"),
 		limit("limit-browser", "KEELPAY_LIMIT_BROWSER", &c.Browser, httpapi.AdmissionBrowserDefault, "the browser's requests (publishable key, card field)"),
