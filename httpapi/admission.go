@@ -62,17 +62,19 @@ type AdmissionConfig struct {
 }
 
 // Defaults of AdmissionConfig, for a server of two cores in front of one
-// SQLite file or a PostgreSQL pool of the same size: enough requests at
-// once to fill every commit batch of the SQLite writer and every
-// connection of the pool, few enough that the wait of the last of them
-// stays well under a second (docs/operating.md, "Overload", gives the
-// figures and how to choose).
+// SQLite file or a PostgreSQL pool of its default size (max(4, cores)
+// connections). Measured there with the overload test of cmd/refserver:
+// 8 payment requests and 8 confirms at once give the same payments per
+// second as 16 or 32, at about half the p99 of 16 and a third of that of
+// 32, because past the point where the SQLite writer's commits and the
+// pool's connections are busy, more requests at once only wait longer.
+// docs/operating.md, "Overload", says how to choose them elsewhere.
 const (
-	AdmissionBrowserDefault    = 32
-	AdmissionConfirmsDefault   = 32
-	AdmissionPaymentsDefault   = 32
-	AdmissionReadsDefault      = 32
-	AdmissionWritesDefault     = 8
+	AdmissionBrowserDefault    = 16
+	AdmissionConfirmsDefault   = 8
+	AdmissionPaymentsDefault   = 8
+	AdmissionReadsDefault      = 16
+	AdmissionWritesDefault     = 4
 	AdmissionWaitDefault       = 500 * time.Millisecond
 	AdmissionRetryAfterDefault = time.Second
 )
