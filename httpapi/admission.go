@@ -21,7 +21,10 @@ import (
 // object created, no provider call), instead of queueing without bound in
 // memory and answering everyone late. A request that finds its class full
 // waits up to Wait for a slot, behind at most Queue others; past that it is
-// shed. Health and metrics are not routes of the API and are never shed.
+// shed. A shed request is answered when Wait is over, not at once (up to
+// Hold of them per class), so that a client that sends again as soon as it
+// is answered costs the server one request per Wait, not as many as it can
+// send. Health and metrics are not routes of the API and are never shed.
 // See docs/operating.md, "Overload".
 //
 // A limit of zero takes its default; [AdmissionOff] (any negative value)
@@ -37,6 +40,12 @@ type AdmissionConfig struct {
 	// so that a flood of new payments does not shed the second step of
 	// the payments already under way. Default AdmissionConfirmsDefault.
 	Confirms int
+	// Hold is how many shed requests of one class may wait for the end
+	// of Wait before they are answered; any more are answered at once.
+	// Each is a request already read, on a connection already open.
+	// Default AdmissionHoldDefault; AdmissionOff answers every shed
+	// request at once.
+	Hold int
 	// Payments bounds the other changes of payment objects with the
 	// secret key: card sessions, intents (create, cancel), refunds, card
 	// deletions, erasure. They take an Idempotency-Key, write the database
@@ -72,6 +81,7 @@ type AdmissionConfig struct {
 const (
 	AdmissionBrowserDefault    = 16
 	AdmissionConfirmsDefault   = 8
+	AdmissionHoldDefault       = 1024
 	AdmissionPaymentsDefault   = 8
 	AdmissionReadsDefault      = 16
 	AdmissionWritesDefault     = 4
@@ -90,6 +100,7 @@ func (c AdmissionConfig) withDefaults() AdmissionConfig {
 	}{
 		{&c.Browser, AdmissionBrowserDefault},
 		{&c.Confirms, AdmissionConfirmsDefault},
+		{&c.Hold, AdmissionHoldDefault},
 		{&c.Payments, AdmissionPaymentsDefault},
 		{&c.Reads, AdmissionReadsDefault},
 		{&c.Writes, AdmissionWritesDefault},
@@ -159,11 +170,14 @@ type gate struct {
 	slots   chan struct{} // nil: no limit
 	waiting atomic.Int64
 	queue   int64
+	held    atomic.Int64 // shed requests waiting for their answer
+	hold    int64
 }
 
 // enter takes a slot, waiting up to wait behind at most g.queue others.
-// It reports false when the request is to be shed, and ctx's error when
-// the client went away while it waited.
+// It reports false when the request is to be shed (past the queue, when
+// wait is over: see holdBack), and ctx's error when the client went away
+// while it waited.
 func (g *gate) enter(ctx context.Context, wait time.Duration) (bool, error) {
 	if g.slots == nil {
 		return true, nil
@@ -175,7 +189,7 @@ func (g *gate) enter(ctx context.Context, wait time.Duration) (bool, error) {
 	}
 	if g.waiting.Add(1) > g.queue {
 		g.waiting.Add(-1)
-		return false, nil
+		return false, g.holdBack(ctx, wait)
 	}
 	defer g.waiting.Add(-1)
 	t := time.NewTimer(wait)
@@ -188,6 +202,23 @@ func (g *gate) enter(ctx context.Context, wait time.Duration) (bool, error) {
 		return false, nil
 	case <-ctx.Done():
 		return false, ctx.Err()
+	}
+}
+
+// holdBack waits until wait is over before a request past the queue is
+// answered, when fewer than g.hold others are held.
+func (g *gate) holdBack(ctx context.Context, wait time.Duration) error {
+	defer g.held.Add(-1)
+	if g.held.Add(1) > g.hold {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -214,7 +245,7 @@ func newAdmission(c AdmissionConfig, reg prometheus.Registerer) *admission {
 	}, []string{"class"})
 	reg.MustRegister(shed)
 	for i, limit := range [numClasses]int{c.Payments, c.Confirms, c.Writes, c.Reads, c.Browser} {
-		g := &gate{queue: int64(limit)}
+		g := &gate{queue: int64(limit), hold: int64(max(c.Hold, 0))}
 		if c.Queue > 0 {
 			g.queue = int64(c.Queue)
 		}
@@ -232,9 +263,9 @@ func newAdmission(c AdmissionConfig, reg prometheus.Registerer) *admission {
 			}, func() float64 { return float64(len(g.slots)) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name:        "keelpay_http_waiting",
-				Help:        "API requests waiting for an admission slot now, by class (payments, confirms, writes, reads, browser).",
+				Help:        "API requests waiting for an admission slot, or shed and waiting for their answer, now, by class (payments, confirms, writes, reads, browser).",
 				ConstLabels: labels,
-			}, func() float64 { return float64(g.waiting.Load()) }),
+			}, func() float64 { return float64(g.waiting.Load() + g.held.Load()) }),
 		)
 	}
 	return ad
