@@ -52,8 +52,11 @@ type AdmissionConfig struct {
 	// and may call the provider. Default AdmissionPaymentsDefault.
 	Payments int
 	// Queue is how many requests of one class may wait for a slot at
-	// once; any more are shed without waiting. Default: the class's own
-	// limit, so a class holds at most twice its limit.
+	// once; any more are shed (see Hold). Default: four times the class's
+	// limit, so that a client's burst of parallel requests at a server
+	// that is not loaded waits its turn rather than being shed, while
+	// the wait of the last in the queue stays a few times the time of one
+	// request.
 	Queue int
 	// Reads bounds the reads with the secret key (GET). Default
 	// AdmissionReadsDefault.
@@ -84,7 +87,7 @@ const (
 	AdmissionHoldDefault       = 1024
 	AdmissionPaymentsDefault   = 8
 	AdmissionReadsDefault      = 16
-	AdmissionWritesDefault     = 4
+	AdmissionWritesDefault     = 8
 	AdmissionWaitDefault       = 500 * time.Millisecond
 	AdmissionRetryAfterDefault = time.Second
 )
@@ -245,7 +248,7 @@ func newAdmission(c AdmissionConfig, reg prometheus.Registerer) *admission {
 	}, []string{"class"})
 	reg.MustRegister(shed)
 	for i, limit := range [numClasses]int{c.Payments, c.Confirms, c.Writes, c.Reads, c.Browser} {
-		g := &gate{queue: int64(limit), hold: int64(max(c.Hold, 0))}
+		g := &gate{queue: int64(4 * limit), hold: int64(max(c.Hold, 0))}
 		if c.Queue > 0 {
 			g.queue = int64(c.Queue)
 		}

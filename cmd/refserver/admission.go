@@ -34,7 +34,7 @@ func admissionFlags(fs *flag.FlagSet, getenv func(string) string, c *httpapi.Adm
 		limit("limit-writes", "KEELPAY_LIMIT_WRITES", &c.Writes, httpapi.AdmissionWritesDefault, "other writes (setup, webhook tests, redeliveries)"),
 		limit("limit-reads", "KEELPAY_LIMIT_READS", &c.Reads, httpapi.AdmissionReadsDefault, "reads with the secret key"),
 		limit("limit-browser", "KEELPAY_LIMIT_BROWSER", &c.Browser, httpapi.AdmissionBrowserDefault, "the browser's requests (publishable key, card field)"),
-		{"limit-queue", "KEELPAY_LIMIT_QUEUE", "requests of one class that may wait for a slot; more are shed at once (0: the class's limit) (env KEELPAY_LIMIT_QUEUE)", intValue{&c.Queue}},
+		{"limit-queue", "KEELPAY_LIMIT_QUEUE", "requests of one class that may wait for a slot; more are shed (0: four times the class's limit) (env KEELPAY_LIMIT_QUEUE)", intValue{&c.Queue}},
 		{"limit-hold", "KEELPAY_LIMIT_HOLD", fmt.Sprintf("shed requests of one class answered only when -limit-wait is over; more are answered at once (-1: none) (env KEELPAY_LIMIT_HOLD) (default %d)", httpapi.AdmissionHoldDefault), intValue{&c.Hold}},
 		{"limit-wait", "KEELPAY_LIMIT_WAIT", "longest wait of a request for a slot of its class before it gets 429 (env KEELPAY_LIMIT_WAIT)", durationValue{&c.Wait}},
 		{"retry-after", "KEELPAY_RETRY_AFTER", "Retry-After of a request shed by the limits, rounded up to whole seconds (env KEELPAY_RETRY_AFTER)", durationValue{&c.RetryAfter}},
