@@ -16,10 +16,10 @@ import (
 
 // AdmissionConfig bounds how many requests the API works on at once, per
 // class of request, so that a burst beyond what the database and the
-// provider can take is answered at once with 429 rate_limited and a
-// Retry-After header, before any of its work is done (no key taken, no
-// object created, no provider call), instead of queueing without bound in
-// memory and answering everyone late. A request that finds its class full
+// provider can take is answered within a short bounded wait with 429
+// rate_limited and a Retry-After header, none of its work done (no key
+// taken, no object created, no provider call), instead of queueing without
+// bound in memory and answering everyone late. A request that finds its class full
 // waits up to Wait for a slot, behind at most Queue others; past that it is
 // shed. A shed request is answered when Wait is over, not at once (up to
 // Hold of them per class), so that a client that sends again as soon as it

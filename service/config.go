@@ -36,10 +36,10 @@ const (
 // value takes the documented default. Provider and Storage are required.
 type Config struct {
 	// Admission bounds the API requests worked on at once, per class
-	// (payments, other writes, reads, the browser's); a request past the
-	// bound is answered 429 rate_limited with Retry-After before any of
-	// its work (httpapi.AdmissionConfig; docs/operating.md, "Overload").
-	// The zero value takes the defaults.
+	// (payments, confirms, other writes, reads, the browser's); a request
+	// past the bound is answered 429 rate_limited with Retry-After, none
+	// of its work done (httpapi.AdmissionConfig; docs/operating.md,
+	// "Overload"). The zero value takes the defaults.
 	Admission httpapi.AdmissionConfig
 	// AllowInsecureWebhooks is the webhook address policy, one switch for
 	// setup and delivery. false (the default): setup accepts only https
