@@ -197,7 +197,7 @@ func TestDeliveryWalksAllSevenAttempts(t *testing.T) {
 		require.Equal(t, step.statusCode, del["last_status_code"], "attempt %d", i+1)
 		if i < len(steps)-1 {
 			require.Equal(t, "pending", del["status"])
-			at = at.Add(events.RetryDelay(i+1))
+			at = at.Add(events.RetryDelay(i + 1))
 			require.Equal(t, at.Format(time.RFC3339), del["next_attempt_at"], "attempt %d", i+1)
 		} else {
 			require.Equal(t, "succeeded", del["status"])
@@ -220,7 +220,7 @@ func TestDeliveryWalksAllSevenAttempts(t *testing.T) {
 	for i := range 7 {
 		require.Equal(t, 1, b.runDispatcher(t, d), "attempt %d", i+1)
 		if i < 6 {
-			b.clock.Advance(events.RetryDelay(i+1))
+			b.clock.Advance(events.RetryDelay(i + 1))
 		}
 	}
 	r := b.do(t, req{method: "GET", path: "/v1/events/" + f.ID, key: s.key})

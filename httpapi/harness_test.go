@@ -73,6 +73,8 @@ type options struct {
 	// answerTimeout, when set, is the payments' and refunds'
 	// AnswerTimeout; writeTimeout the HTTP server's WriteTimeout.
 	answerTimeout, writeTimeout time.Duration
+	// admission is httpapi.Config.Admission.
+	admission httpapi.AdmissionConfig
 }
 
 func setup(t *testing.T, opts ...func(*options)) *bundle {
@@ -129,7 +131,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	if o.wrapStorage != nil {
 		apiDB = o.wrapStorage(db)
 	}
-	h, err := httpapi.New(httpapi.Config{ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st,
+	h, err := httpapi.New(httpapi.Config{Admission: o.admission, ClientAddr: o.clientAddr, Clock: clock, Events: ev, Logger: logger, Metrics: metrics, Payments: pay, Refunds: ref, Storage: apiDB, Stores: st,
 		TracerProvider: o.tracerProvider})
 	require.NoError(t, err)
 	if o.wrapHandler != nil {

@@ -27,6 +27,11 @@ import (
 
 // Config configures the handler. Fields are in alphabetical order.
 type Config struct {
+	// Admission bounds the requests worked on at once, per class; a
+	// request past the bound is answered 429 rate_limited with
+	// Retry-After before any of its work (see AdmissionConfig). The zero
+	// value takes the defaults.
+	Admission AdmissionConfig
 	// ClientAddr returns the address a request came from, which limits
 	// setups whose credentials are not yet proven per address. Default:
 	// the host of r.RemoteAddr. Behind a reverse proxy every request
@@ -65,11 +70,12 @@ type Config struct {
 }
 
 type api struct {
-	cfg     Config
-	log     *slog.Logger
-	mux     *http.ServeMux
-	metrics *httpMetrics
-	tracer  trace.Tracer // nil: no spans
+	cfg       Config
+	admission *admission
+	log       *slog.Logger
+	mux       *http.ServeMux
+	metrics   *httpMetrics
+	tracer    trace.Tracer // nil: no spans
 	// unsettled are the keys this process holds and could not settle
 	// because the database was unreachable (see unsettledKeys).
 	unsettled *unsettledKeys
@@ -94,6 +100,8 @@ func New(cfg Config) (http.Handler, error) {
 			missing = append(missing, fmt.Errorf("httpapi: Config.%s is required", part.name))
 		}
 	}
+	cfg.Admission = cfg.Admission.withDefaults()
+	missing = append(missing, cfg.Admission.validate())
 	if err := errors.Join(missing...); err != nil {
 		return nil, err
 	}
@@ -114,6 +122,7 @@ func New(cfg Config) (http.Handler, error) {
 	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Metrics)}
 	a.unsettled = newUnsettledKeys(cfg.Storage, cfg.Logger)
 	a.tracer = tracing.Tracer(cfg.TracerProvider)
+	a.admission = newAdmission(cfg.Admission, cfg.Metrics)
 	a.routes()
 	return a.middleware(a.mux), nil
 }
@@ -265,11 +274,19 @@ func shadows(p string, paths []string) bool {
 	return false
 }
 
-// endpoint wraps a route's handler with its authentication and, for POSTs
-// with a secret key, Idempotency-Key handling.
+// endpoint wraps a route's handler with its admission (see
+// AdmissionConfig: first, so that a shed request does none of its work),
+// its authentication and, for POSTs with a secret key, Idempotency-Key
+// handling.
 func (a *api) endpoint(rt route) http.Handler {
+	cls := classOf(rt)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setRoute(r, rt.path)
+		leave := a.admit(w, r, rt, cls)
+		if leave == nil {
+			return
+		}
+		defer leave()
 		if rt.method == http.MethodPost {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), WorkTimeout)
 			defer cancel()

@@ -20,7 +20,7 @@ func (b *bundle) failAll(t *testing.T, d *events.Dispatcher) {
 	for i := range events.MaxAttempts {
 		b.runDispatcher(t, d)
 		if i < events.MaxAttempts-1 {
-			b.clock.Advance(events.RetryDelay(i+1))
+			b.clock.Advance(events.RetryDelay(i + 1))
 		}
 	}
 }

@@ -35,6 +35,12 @@ const (
 // Config configures a Service. Fields are in alphabetical order; each zero
 // value takes the documented default. Provider and Storage are required.
 type Config struct {
+	// Admission bounds the API requests worked on at once, per class
+	// (payments, confirms, other writes, reads, the browser's); a request
+	// past the bound is answered 429 rate_limited with Retry-After, none
+	// of its work done (httpapi.AdmissionConfig; docs/operating.md,
+	// "Overload"). The zero value takes the defaults.
+	Admission httpapi.AdmissionConfig
 	// AllowInsecureWebhooks is the webhook address policy, one switch for
 	// setup and delivery. false (the default): setup accepts only https
 	// webhook URLs to public hosts, and the dispatcher refuses at dial

@@ -101,6 +101,7 @@ func New(cfg Config) (*Service, error) {
 		n.SetRefundNotifier(s.refunds.NotifyRefund)
 	}
 	s.api, err = httpapi.New(httpapi.Config{
+		Admission:  cfg.Admission,
 		ClientAddr: cfg.ClientAddr,
 		Clock:      cfg.Clock,
 		Events:     s.events,

@@ -55,6 +55,7 @@ type config struct {
 	// allowAsyncStandby lets the server start on a PostgreSQL primary
 	// whose standbys its commits do not wait for.
 	allowAsyncStandby bool
+	admission         httpapi.AdmissionConfig // -limit-* and -retry-after (admission.go)
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer, providers ...Provider) (config, error) {
@@ -89,6 +90,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer, pr
 		"how long events whose delivery is over are kept: days (30d), a duration (720h) or forever (env KEELPAY_RETENTION)")
 	fs.StringVar(&sessionRetention, "card-session-retention", envOr(getenv, "KEELPAY_CARD_SESSION_RETENTION", "7d"),
 		"how long card sessions that saved no card are kept after they expired: days, a duration or forever (env KEELPAY_CARD_SESSION_RETENTION)")
+	if err := admissionFlags(fs, getenv, &c.admission); err != nil {
+		return c, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -427,6 +431,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		dispatcher.Interceptor = faults
 	}
 	svc, err := service.New(service.Config{
+		Admission:             cfg.admission,
 		AllowInsecureWebhooks: sandboxMode,
 		Clock:                 serviceClock,
 		Dispatcher:            dispatcher,
