@@ -11,7 +11,8 @@
 //	-db           KEELPAY_DB           SQLite file path, or a postgres:// URL (default ./keelpay.db)
 //	-key-file     KEELPAY_KEY_FILE     file of encryption keys (default for SQLite: <db>.key, created if missing)
 //	-log-format   KEELPAY_LOG_FORMAT   text or json (default text)
-//	-provider     KEELPAY_PROVIDER     sandbox (the default), or stripe: see "With Stripe" below
+//	-provider     KEELPAY_PROVIDER     sandbox (the default); stripe only in the Stripe-enabled
+//	                                   build: see "With Stripe" below
 //	-sandbox-url  KEELPAY_SANDBOX_URL  use the sandbox of the reference server at this URL
 //	-sandbox-db   KEELPAY_SANDBOX_DB   SQLite file of the sandbox this server owns (default: for -db
 //	                                   DIR/NAME.db, DIR/NAME.sandbox.db; for PostgreSQL,
@@ -28,6 +29,12 @@
 //	                                   start on a PostgreSQL primary with standbys its commits
 //	                                   do not wait for (refused by default: a failover to such
 //	                                   a standby loses the latest commits; docs/operating.md)
+//	-limit-payments, -limit-confirms, -limit-writes, -limit-reads, -limit-browser
+//	              KEELPAY_LIMIT_*      requests of each class worked on at once; more wait up to
+//	                                   -limit-wait (behind -limit-queue), then are answered 429
+//	                                   rate_limited with Retry-After (-retry-after); -1 turns a
+//	                                   class's limit off; refserver -h gives the defaults
+//	                                   (docs/operating.md, "Overload")
 //	-new-key                           print a new encryption key and exit
 //
 // Secrets in the database are sealed with the keys of KEELPAY_ENCRYPTION_KEY
