@@ -140,7 +140,7 @@ import (
 
 	// Named server: the tests of this package keep the built binary's
 	// path in a variable named refserver.
-	server "github.com/keelpay/keelpay/internal/refserver"
+	server "github.com/keelpay/keelpay/refserver"
 )
 
 func main() {

@@ -39,7 +39,7 @@ package main
 import (
 	"os"
 
-	"github.com/keelpay/keelpay/internal/refserver"
+	"github.com/keelpay/keelpay/refserver"
 )
 
 func main() {

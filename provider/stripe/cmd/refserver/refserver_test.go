@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keelpay/keelpay/internal/refserver"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
+	"github.com/keelpay/keelpay/refserver"
 )
 
 // stripeEnv is a complete Stripe configuration.

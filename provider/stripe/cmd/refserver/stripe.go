@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/keelpay/keelpay/internal/refserver"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/stripe"
+	"github.com/keelpay/keelpay/refserver"
 )
 
 // The reference server with -provider stripe: the Stripe adapter of

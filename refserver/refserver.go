@@ -2,12 +2,16 @@
 // command refserver (flags, storage, the sandbox, backups, tracing), behind
 // one entry point, Main, that each command's main calls.
 //
-// It lives here rather than in cmd/refserver so that the reference server
-// can be built twice: by keelpay's own module, with the sandbox only, and by
-// the Stripe adapter's module (provider/stripe/cmd/refserver), which
-// registers the adapter with WithProvider. keelpay's module then never
-// requires the adapter's, and a store that imports keelpay's library never
-// resolves stripe-go.
+// It is a package, not only a command, so that the reference server can be
+// built with another payment provider: keelpay's own cmd/refserver has the
+// sandbox only, and the Stripe adapter's module builds
+// provider/stripe/cmd/refserver, which registers the adapter with
+// WithProvider. keelpay's module then never requires the adapter's, and a
+// store that imports keelpay's library never resolves stripe-go. A team
+// with an adapter of its own can build the same server around it; the
+// flags, variables and logs are the command's (go doc
+// github.com/keelpay/keelpay/cmd/refserver), and Provider is the only
+// extension point.
 package refserver
 
 import (
