@@ -129,6 +129,7 @@ type soakSample struct {
 	requests   int64   // API requests made so far
 	clock      float64 // sandbox clock offset, hours
 	rssBytes   int64
+	heapBytes  int64 // go_memstats_heap_inuse_bytes: RSS less this is mostly SQLite's caches
 	goroutines int64
 	openFDs    int64
 	dbBytes    int64
@@ -379,12 +380,13 @@ func soakEnv() []string {
 		"KEELPAY_CARD_SESSION_RETENTION=" + soakSessionRetention}
 }
 
-var soakHeader = []string{"backend", "elapsed_s", "requests", "clock_h", "rss_mb", "goroutines", "open_fds",
+var soakHeader = []string{"backend", "elapsed_s", "requests", "clock_h", "rss_mb", "heap_mb", "goroutines", "open_fds",
 	"db_mb", "pending_deliveries", "window_requests", "p99_ms", "failures"}
 
 func (s soakSample) row(backend string) []string {
 	return []string{backend, strconv.Itoa(int(s.elapsed.Seconds())), strconv.FormatInt(s.requests, 10),
 		strconv.FormatFloat(s.clock, 'f', 1, 64), strconv.FormatFloat(float64(s.rssBytes)/(1<<20), 'f', 1, 64),
+		strconv.FormatFloat(float64(s.heapBytes)/(1<<20), 'f', 1, 64),
 		strconv.FormatInt(s.goroutines, 10), strconv.FormatInt(s.openFDs, 10),
 		strconv.FormatFloat(float64(s.dbBytes)/(1<<20), 'f', 2, 64), strconv.FormatInt(s.pending, 10),
 		strconv.Itoa(s.window), strconv.FormatFloat(float64(s.p99.Microseconds())/1000, 'f', 1, 64),
@@ -580,6 +582,7 @@ func (k *soak) sample(elapsed time.Duration, dbSize func() (int64, error)) (soak
 		return sm, err
 	}
 	for name, p := range map[string]*int64{"go_goroutines": &sm.goroutines, "process_open_fds": &sm.openFDs,
+		"go_memstats_heap_inuse_bytes": &sm.heapBytes,
 		`keelpay_webhook_deliveries{status="pending"}`: &sm.pending} {
 		v, ok := m[name]
 		if !ok {
