@@ -325,7 +325,7 @@ func TestSoak(t *testing.T) {
 		dir := t.TempDir()
 		db := filepath.Join(dir, "keelpay.db")
 		s := start(t, dir, soakEnv(), "-db", db)
-		rows = append(rows, runSoak(t, s, d, "sqlite", func() (int64, error) {
+		runSoak(t, s, d, "sqlite", &rows, func() (int64, error) {
 			// The database is the file and its write-ahead log
 			// (https://www.sqlite.org/wal.html: committed pages live in
 			// the -wal file until a checkpoint copies them back).
@@ -340,7 +340,7 @@ func TestSoak(t *testing.T) {
 				}
 			}
 			return n, nil
-		})...)
+		})
 	})
 	if os.Getenv("KEELPAY_SOAK_POSTGRES") == "1" {
 		t.Run("postgres", func(t *testing.T) {
@@ -351,7 +351,7 @@ func TestSoak(t *testing.T) {
 			t.Cleanup(func() { _ = conn.Close(context.Background()) })
 			env := append(soakEnv(), "KEELPAY_ENCRYPTION_KEY="+keyring.Format(keyringtest.Key()))
 			s := start(t, t.TempDir(), env, "-db", dsnIn(t, base, schema))
-			rows = append(rows, runSoak(t, s, d, "postgres", func() (int64, error) {
+			runSoak(t, s, d, "postgres", &rows, func() (int64, error) {
 				// Every table of the schema with its indexes and TOAST
 				// (https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADMIN-DBSIZE:
 				// pg_total_relation_size).
@@ -360,7 +360,7 @@ func TestSoak(t *testing.T) {
 					FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 					WHERE n.nspname = $1 AND c.relkind = 'r'`, schema).Scan(&n)
 				return n, err
-			})...)
+			})
 		})
 	}
 	if out := os.Getenv("KEELPAY_SOAK_OUT"); out != "" && len(rows) > 0 {
@@ -411,8 +411,8 @@ type soak struct {
 	clockOffset atomic.Int64 // seconds
 }
 
-// runSoak drives s for d and returns the table's rows.
-func runSoak(t *testing.T, s *started, d time.Duration, backend string, dbSize func() (int64, error)) [][]string {
+// runSoak drives s for d and adds the table's rows to rows.
+func runSoak(t *testing.T, s *started, d time.Duration, backend string, rows *[][]string, dbSize func() (int64, error)) {
 	// The receiver answers 503 to every soakWebhookFailEvery-th delivery.
 	var deliveries atomic.Int64
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -516,15 +516,14 @@ sampling:
 
 	// The table.
 	var b strings.Builder
-	rows := make([][]string, 0, len(samples))
 	fmt.Fprintln(&b, strings.Join(soakHeader, "\t"))
 	for _, sm := range samples {
-		rows = append(rows, sm.row(backend))
+		*rows = append(*rows, sm.row(backend))
 		fmt.Fprintln(&b, strings.Join(sm.row(backend), "\t"))
 	}
 	t.Logf("%s:\n%s", backend, b.String())
 	t.Logf("%s: %d webhook deliveries received, %d answered 503; deleted by retention: %v events, %v card sessions; "+
-		"intents canceled (expired and canceled): %v; 3D Secure attempts: %v",
+		"intents canceled (expired and canceled): %v; 3D Secure challenges timed out: %v",
 		backend, deliveries.Load(), deliveries.Load()/soakWebhookFailEvery,
 		final[`keelpay_retention_deleted_total{kind="event"}`], final[`keelpay_retention_deleted_total{kind="card_session"}`],
 		final[`keelpay_payment_intents{status="canceled"}`], final[`keelpay_payment_attempts_total{code="authentication_expired",outcome="failed"}`])
@@ -533,7 +532,7 @@ sampling:
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, s.cmd.Wait(), "exit after the soak: %s", lastLines(s.stderr.String(), 20))
 
-	// Growth, then what the run covered, then unexpected answers.
+	// Unexpected answers, growth, then what the run covered.
 	at := time.Duration(retentionAt.Load())
 	var grew []string
 	for _, g := range checkGrowth(samples, soakLimits, at) {
@@ -544,12 +543,28 @@ sampling:
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.failed > 0 {
+		t.Logf("%s: the server's warnings and errors:\n%s", backend, soakLogProblems(s.stderr.String(), 40))
+	}
 	require.Zero(t, k.failed, "unexpected answers %v, the first of each: %s", k.kinds, strings.Join(k.failures, "\n"))
 	require.Empty(t, grew, "grows without bound over the second half of the run")
 	require.Greater(t, final[`keelpay_retention_deleted_total{kind="event"}`], 0.0, "retention deleted events")
 	require.Greater(t, final[`keelpay_retention_deleted_total{kind="card_session"}`], 0.0, "retention deleted card sessions")
 	require.Greater(t, final[`keelpay_webhook_attempts_total{outcome="http_status"}`], 0.0, "deliveries failed and were retried")
-	return rows
+}
+
+// soakLogProblems is the first n lines of the server's log at level WARN
+// or ERROR.
+func soakLogProblems(log string, n int) string {
+	var out []string
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			if out = append(out, strings.TrimSpace(line)); len(out) == n {
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func lastLines(s string, n int) string {
