@@ -611,9 +611,13 @@ func (k *soak) sample(elapsed time.Duration, dbSize func() (int64, error)) (soak
 	if err != nil {
 		return sm, err
 	}
-	for name, p := range map[string]*int64{"go_goroutines": &sm.goroutines, "process_open_fds": &sm.openFDs,
-		"go_memstats_heap_inuse_bytes": &sm.heapBytes,
-		`keelpay_webhook_deliveries{status="pending"}`: &sm.pending} {
+	figures := map[string]*int64{
+		"go_goroutines":                                &sm.goroutines,
+		"process_open_fds":                             &sm.openFDs,
+		"go_memstats_heap_inuse_bytes":                 &sm.heapBytes,
+		`keelpay_webhook_deliveries{status="pending"}`: &sm.pending,
+	}
+	for name, p := range figures {
 		v, ok := m[name]
 		if !ok {
 			return sm, fmt.Errorf("/metrics has no %s", name)
