@@ -445,8 +445,9 @@ func runSoak(t *testing.T, s *started, d time.Duration, backend string, rows *[]
 	t.Logf("%s: soak for %v, a sample every %v, the sandbox clock moving %v", backend, d, interval, soakClock)
 
 	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
 	var wg sync.WaitGroup
+	// A run that fails early stops its traffic before the server goes.
+	defer func() { cancel(); wg.Wait() }()
 	// The traffic, paced: each tick lets one operation start.
 	ops := make(chan struct{})
 	wg.Go(func() {
