@@ -66,10 +66,10 @@ const (
 // Growth limits: the least-squares slope of each figure over the second
 // half of the run, per API request (the x axis is the number of requests
 // made so far, so the limits do not depend on how fast the machine is).
-// The first half is left out: SQLite's page caches (2 MB a connection, by
-// SQLite's default cache_size) and the heap's target fill up while a
-// server warms, and the database holds events until the first retention
-// window has passed.
+// The first half is left out: SQLite's page caches (2 MB a connection by
+// default, https://www.sqlite.org/pragma.html#pragma_cache_size) and the
+// heap's target fill up while a server warms, and the database holds
+// events until the first retention window has passed.
 //
 // A figure fails when its slope is above the limit per request AND the
 // fitted growth over the half (slope × requests in the half) is above the
