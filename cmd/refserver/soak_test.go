@@ -82,15 +82,16 @@ const (
 //
 //   - Memory (RSS): 512 bytes per request, floor 16 MiB. A leak of 2 KiB
 //     a request is 75 MiB over the half. A real run's RSS stays between
-//     41 and 44 MiB through its second half (slope 7 bytes a request);
-//     in the first minutes it climbs from 35 to 51 MiB as the caches
-//     fill, which a short run's half may still see: under the floor.
+//     41 and 45 MiB through its second half (slopes of -0.4 and 7 bytes
+//     a request in two runs); in the first minutes it climbs from 35 to
+//     51 MiB as the caches fill, which a short run's half may still see:
+//     under the floor.
 //   - Goroutines: one per 500 requests, floor 25. A goroutine left behind
 //     by one request in a hundred fails; a real run's count moves
-//     between 37 and 56 with the deliveries and requests in flight.
+//     between 37 and 61 with the deliveries and requests in flight.
 //   - Open files: one per 1,000 requests, floor 15. A connection or file
 //     left open by one request in a hundred fails; a real run's count
-//     stays between 30 and 35.
+//     stays between 31 and 38.
 //   - Database size (on SQLite; PostgreSQL below): checked only when the
 //     second half starts after the first retention window has passed.
 //     The database is not flat: payment intents, refunds and cards are
