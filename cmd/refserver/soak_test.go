@@ -34,23 +34,24 @@ import (
 // The soak: a reference server under a steady mix of traffic while the
 // sandbox clock moves through a day and a bit, sampled every few seconds
 // for what grows when something leaks: memory, goroutines, open files and
-// the database. docs/testing.md ("A day of traffic") says how to run it and
-// what the figures mean.
+// the database. docs/operating.md ("A day of traffic") says how to run it
+// and what the figures mean.
 const (
 	// soakClock is how far the sandbox clock moves over the run: a day, so
-	// that every webhook retry up to the 24-hour one and every retention
-	// window runs many times, and two hours more, so that the intents left
-	// unconfirmed in the first two hours expire (24 hours after creation).
+	// that webhook retries come due on their schedule (up to 24 hours
+	// apart) and retention passes through many windows, and two hours
+	// more, so that the intents left unconfirmed in the first two hours
+	// expire (24 hours after creation).
 	soakClock = 26 * time.Hour
 	// soakRetention and soakSessionRetention are the server's retention
-	// periods: the shortest allowed (service.RetentionMin is an hour), so
-	// that a run passes through many windows of each.
+	// periods: short (service.RetentionMin, an hour, is the least
+	// allowed), so that a run passes through many windows of each.
 	soakRetention        = "2h"
 	soakSessionRetention = "1h"
 	// soakOpsPerSecond paces the traffic: a steady load (rather than as
 	// fast as the machine goes) keeps the samples comparable from start to
 	// end and leaves the machine's other work its share. One operation is
-	// two to eight requests.
+	// one to eight requests, three on average.
 	soakOpsPerSecond = 40
 	soakWorkers      = 4
 	// soakCustomers is the pool of customers whose cards are saved,
