@@ -715,18 +715,24 @@ func (k *soak) call(op, method, path, key string, body any, ok ...int) (reply, b
 	if strings.HasPrefix(path, "/") {
 		u = k.s.url + path
 	}
-	began := time.Now()
-	r, err := send(method, u, key, body)
-	took := time.Since(began)
-	k.requests.Add(1)
-	k.mu.Lock()
-	k.window = append(k.window, took)
-	k.mu.Unlock()
+	r, err := k.do(method, u, key, body)
 	if err != nil || !slices.Contains(ok, r.status) {
 		k.fail(op+" "+method+" "+path, r, err)
 		return r, false
 	}
 	return r, true
+}
+
+// do is send, counted and timed for the table.
+func (k *soak) do(method, u, key string, body any, header ...string) (reply, error) {
+	began := time.Now()
+	r, err := send(method, u, key, body, header...)
+	took := time.Since(began)
+	k.requests.Add(1)
+	k.mu.Lock()
+	k.window = append(k.window, took)
+	k.mu.Unlock()
+	return r, err
 }
 
 func (k *soak) fail(what string, r reply, err error) {
@@ -782,7 +788,8 @@ func (k *soak) operation(r *rand.Rand) {
 
 func (k *soak) customer(r *rand.Rand) map[string]any {
 	i := r.IntN(soakCustomers)
-	return map[string]any{"id": fmt.Sprintf("cus_soak_%d", i), "name": "Soak Buyer", "email": fmt.Sprintf("buyer%d@shop.example", i), "phone": fmt.Sprintf("+35840%07d", i)}
+	return map[string]any{"id": fmt.Sprintf("cus_soak_%d", i), "name": "Soak Buyer",
+		"email": fmt.Sprintf("buyer%d@shop.example", i), "phone": fmt.Sprintf("+35840%07d", i)}
 }
 
 // createIntent creates an intent, every other one with an Idempotency-Key
@@ -795,12 +802,7 @@ func (k *soak) createIntent(r *rand.Rand, op string, body map[string]any) (reply
 	if r.IntN(2) == 0 {
 		header = []string{"Idempotency-Key", fmt.Sprintf("soak-%d-%d", r.Uint64(), time.Now().UnixNano())}
 	}
-	began := time.Now()
-	res, err := send("POST", k.s.url+"/v1/payment_intents", k.shop.sk, body, header...)
-	k.requests.Add(1)
-	k.mu.Lock()
-	k.window = append(k.window, time.Since(began))
-	k.mu.Unlock()
+	res, err := k.do("POST", k.s.url+"/v1/payment_intents", k.shop.sk, body, header...)
 	if err != nil || res.status != http.StatusCreated {
 		k.fail(op+" create", res, err)
 		return res, false
