@@ -517,7 +517,7 @@ func runSoak(t *testing.T, s *started, d time.Duration, backend string, rows *[]
 	// The clock: moved once a second so that it has moved soakClock when
 	// the run ends. Each move runs what became due before it answers.
 	began := time.Now()
-	var retentionAt atomic.Int64 // nanoseconds into the run
+	var retentionAt atomic.Int64                        // nanoseconds into the run
 	retention, err := time.ParseDuration(soakRetention) // the flag takes Go durations too
 	require.NoError(t, err)
 	wg.Go(func() {
