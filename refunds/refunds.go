@@ -234,16 +234,12 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		Metadata:        metadata,
 		Status:          keelpay.RefundPending,
 		Attempts:        1,
-		// The send's id (the provider's idempotency key) comes from the
-		// intent at the version this send moves on: a retry after the
-		// database lost this commit sends the same key, and the provider
-		// answers with the first send instead of paying out again.
-		AttemptID:   sendid.For(refundAttemptPrefix, pi.ID, pi.Version),
-		LastSentAt:  now,
-		ReconcileAt: schedule.Next(now, now),
-		CreatedAt:   now,
-		UpdatedAt:   now,
-		Version:     1,
+		AttemptID:       refundSendID(pi, 1),
+		LastSentAt:      now,
+		ReconcileAt:     schedule.Next(now, now),
+		CreatedAt:       now,
+		UpdatedAt:       now,
+		Version:         1,
 	}
 	linked := *pi
 	linked.RefundID = r.ID
@@ -280,9 +276,23 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 	return &Result{Refund: out, Created: true}, nil
 }
 
+// refundSendID is the id of send n (from 1) of the refund of pi, the
+// provider's idempotency key: derived from the charge it refunds (pi's
+// attempt) and the send's number, so that a send made again after the
+// database lost the commits that recorded it (a failover to an
+// asynchronous standby, a restored backup) carries the same key, and the
+// provider answers with the first payout instead of making a second, or
+// refusing it as "already refunded" while the money went back. Neither
+// depends on the intent's version, which the reconciler may move on
+// differently after such a loss. A charge has one refund, which makes at
+// most MaxSends sends.
+func refundSendID(pi *keelpay.PaymentIntent, n int) string {
+	return sendid.For(refundAttemptPrefix, pi.AttemptID, int64(n))
+}
+
 // again sends an existing refund again, where the rules allow it.
 func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, before *keelpay.Refund, now time.Time, key *idempotency.Key) (*Result, error) {
-	next, err := resend(*before, sendid.For(refundAttemptPrefix, before.ID, before.Version), now)
+	next, err := resend(*before, refundSendID(pi, before.Attempts+1), now)
 	if err != nil {
 		return nil, err
 	}

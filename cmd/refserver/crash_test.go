@@ -26,6 +26,7 @@ import (
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
+	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
 	"github.com/keelpay/keelpay/webhooks"
@@ -244,6 +245,9 @@ var crashCards = []string{
 
 // crashKey is the encryption key of every server of a crash test, and of
 // the test's own look at the database afterwards.
+// refundMaxSends is how many sends a refund makes at most.
+const refundMaxSends = refunds.MaxSends
+
 var crashKey = []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}
 
 func newCrash(t *testing.T, dsn string, nodes, victims []*node) *crash {
@@ -656,18 +660,16 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 			fail("charged intent not succeeded", "intent %s (attempt %s) is %s but its attempt charged %d times", pi.ID, pi.AttemptID, pi.Status, n)
 		}
 		// Every send an intent (or its refund) could have made: the ids
-		// derived from it at each of its versions. A charge or payout of
+		// derived from it at each of its versions, and from its charge
+		// for each send of its refund. A charge or payout of
 		// a send of an intent that is still there, beside its own, is
 		// money taken or paid twice, whatever was lost with the standby.
 		for v := int64(0); v <= pi.Version; v++ {
 			sendsOf[sendid.For("att_", pi.ID, v)] = pi
-			sendsOf[sendid.For("rfatt_", pi.ID, v)] = pi
 		}
-		if pi.RefundID != "" {
-			if r, err := db.RefundGet(ctx, o.store, pi.RefundID); err == nil {
-				for v := int64(0); v <= r.Version; v++ {
-					sendsOf[sendid.For("rfatt_", r.ID, v)] = pi
-				}
+		if pi.AttemptID != "" {
+			for n := int64(1); n <= refundMaxSends; n++ {
+				sendsOf[sendid.For("rfatt_", pi.AttemptID, n)] = pi
 			}
 		}
 	}

@@ -77,3 +77,66 @@ func TestLostCommitsDoNotChargeOrRefundTwice(t *testing.T) {
 	}
 	require.Zero(t, after.Voids)
 }
+
+// TestLostCommitsThenAnotherPathDoNotPayOutTwice: after the database lost
+// its latest commits, an intent may reach the same state by another path
+// and at another version. Here its charge's outcome was unknown; before
+// the loss the reconciler looked it up twice (pending, then succeeded) and
+// the refund was paid out; after it, one look-up finds it succeeded. The
+// refund sent again is the same send (its id comes from the charge and
+// the send's number, not the intent's version): the provider answers with
+// the first payout, and the refund is succeeded, not refused as already
+// refunded while the money went back.
+func TestLostCommitsThenAnotherPathDoNotPayOutTwice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "keelpay.db")
+	env := []string{"KEELPAY_ADDR=127.0.0.1:0"}
+	s := start(t, dir, env)
+	sh := setupShop(t, s, "app_lostpath", "http://127.0.0.1:9/webhooks")
+
+	pi := must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(3100))
+	require.Equal(t, http.StatusCreated, pi.status, "%v", pi.body)
+	// The charge's outcome is unknown; the sandbox settles it as
+	// succeeded two minutes later.
+	r := must(t, "POST", s.url+"/v1/payment_intents/"+pi.str("id")+"/confirm", sh.pk, confirmBody(pi, "4000000000000259"))
+	require.Equal(t, "processing", r.str("status"), "%v", r.body)
+
+	backup := filepath.Join(dir, "backup", "copy.db")
+	out, err := exec.Command(refserver, "backup", "-db", db, backup).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	// Before the loss: a look-up at one minute (still pending), one at
+	// five (succeeded), then the refund.
+	advanceClock(t, s, 60)
+	advanceClock(t, s, 240)
+	paid := must(t, "GET", s.url+"/v1/payment_intents/"+pi.str("id"), sh.sk, nil)
+	require.Equal(t, "succeeded", paid.str("status"), "%v", paid.body)
+	refundKey := []string{"Idempotency-Key", "refund-lostpath-1"}
+	refund := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": pi.str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refund.str("status"), "%v", refund.body)
+	before := sandboxStats(t, s)
+	require.Equal(t, 1, before.Refunds)
+
+	require.NoError(t, s.cmd.Process.Kill())
+	_ = s.cmd.Wait()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		require.NoError(t, os.RemoveAll(db+suffix))
+	}
+	data, err := os.ReadFile(backup)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(db, data, 0o600))
+
+	// After the loss: one look-up finds the charge succeeded, so the
+	// intent is succeeded at another version than before.
+	s = start(t, dir, env)
+	advanceClock(t, s, 60)
+	again := must(t, "GET", s.url+"/v1/payment_intents/"+pi.str("id"), sh.sk, nil)
+	require.Equal(t, "succeeded", again.str("status"), "%v", again.body)
+
+	refundAgain := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": pi.str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refundAgain.str("status"), "the provider paid the refund out once; the retry must say so: %v", refundAgain.body)
+	after := sandboxStats(t, s)
+	require.Equal(t, before.Refunds, after.Refunds, "paid out again: %+v", after)
+	require.Equal(t, 1, after.Charges)
+}
