@@ -691,16 +691,34 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 
 	// Refunds: each send paid out at most once, a refund that paid out is
 	// succeeded, and one that did not is not.
-	paidSends := map[string]bool{}
+	// A payout is attributed to the intent whose charge it returns (the
+	// ids of refund sends derive from the charge). An intent paid back
+	// twice is money paid out twice; one paid back by a send its refund
+	// does not name was refused or lost on keelpay's side while the money
+	// went back. An intent with a payout and no refund at all lost its
+	// refund with the standby (an asynchronous one only).
+	refundOf := map[string]*keelpay.Refund{}
 	for _, r := range refunds {
-		paidSends[r.AttemptID] = true
+		refundOf[r.PaymentIntentID] = r
 	}
+	payouts := map[string][]string{}
 	for attempt, n := range stats.RefundsByAttempt {
 		if n > 1 {
 			fail("refund paid twice", "refund send %s paid out %d times", attempt, n)
 		}
-		if pi := sendsOf[attempt]; pi != nil && !paidSends[attempt] {
-			fail("second payout of an intent", "intent %s was paid back by send %s, which its refund does not name", pi.ID, attempt)
+		if pi := sendsOf[attempt]; pi != nil {
+			payouts[pi.ID] = append(payouts[pi.ID], attempt)
+		}
+	}
+	for id, sends := range payouts {
+		r := refundOf[id]
+		switch {
+		case len(sends) > 1:
+			fail("second payout of an intent", "intent %s was paid back by %d sends: %v", id, len(sends), sends)
+		case r == nil && !c.lossy:
+			fail("payout without a refund", "intent %s was paid back by send %s and has no refund", id, sends[0])
+		case r != nil && r.AttemptID != sends[0]:
+			fail("payout its refund does not name", "intent %s was paid back by send %s; its refund %s is %s with send %s", id, sends[0], r.ID, r.Status, r.AttemptID)
 		}
 	}
 	paid := 0
@@ -732,8 +750,23 @@ func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any)
 			fail("refund of another key", "key %s answered refund %s, whose key is %q", k.key, r.ID, r.Metadata["key"])
 		}
 	}
-	if paid > stats.Refunds || paid+lostPayouts < stats.Refunds {
-		fail("refunds paid out", "%d refunds succeeded, the sandbox paid out %d (%d refunds of intents lost with the standby)", paid, stats.Refunds, lostPayouts)
+	// What no surviving intent accounts for belongs to intents that
+	// vanished with an asynchronous standby: a payout returns a charge,
+	// so there are no more such payouts than such charges, and none at
+	// all when nothing was lost.
+	unattributed := func(sends map[string]int) (n int) {
+		for attempt := range sends {
+			if sendsOf[attempt] == nil {
+				n++
+			}
+		}
+		return n
+	}
+	if strayPayouts, strayCharges := unattributed(stats.RefundsByAttempt), unattributed(stats.ChargesByAttempt); strayPayouts > strayCharges || (!c.lossy && strayPayouts > 0) {
+		fail("refunds paid out", "%d payouts belong to no intent that is here (%d charges of none; %d refund keys of intents lost with the standby)", strayPayouts, strayCharges, lostPayouts)
+	}
+	if paid > stats.Refunds {
+		fail("refunds paid out", "%d refunds succeeded, the sandbox paid out %d", paid, stats.Refunds)
 	}
 
 	// Every event delivered at least once, verified.
