@@ -59,7 +59,8 @@ type Storage interface {
 }
 
 // Executor is every query keelpay makes. Outside a transaction each call
-// is its own transaction.
+// is its own transaction. Its method set follows the services' needs and
+// may change in any version (see the package's Stability section).
 type Executor interface {
 	StoreQueries
 	RateLimitQueries
