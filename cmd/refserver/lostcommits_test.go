@@ -36,9 +36,7 @@ func TestLostCommitsDoNotChargeOrRefundTwice(t *testing.T) {
 	paid := must(t, "POST", s.url+"/v1/payment_intents/"+toRefund.str("id")+"/confirm", sh.pk, confirmBody(toRefund, "4242424242424242"))
 	require.Equal(t, "succeeded", paid.str("status"), "%v", paid.body)
 
-	backup := filepath.Join(dir, "backup", "copy.db")
-	out, err := exec.Command(refserver, "backup", "-db", db, backup).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	backup := takeBackup(t, db)
 
 	confirmKey := []string{"Idempotency-Key", "confirm-lost-1"}
 	first := must(t, "POST", s.url+"/v1/payment_intents/"+toPay.str("id")+"/confirm", sh.pk, confirmBody(toPay, "4242424242424242"), confirmKey...)
@@ -51,14 +49,7 @@ func TestLostCommitsDoNotChargeOrRefundTwice(t *testing.T) {
 	require.Equal(t, 1, before.Refunds)
 
 	// The database loses everything after the copy; the provider does not.
-	require.NoError(t, s.cmd.Process.Kill())
-	_ = s.cmd.Wait()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		require.NoError(t, os.RemoveAll(db+suffix))
-	}
-	data, err := os.ReadFile(backup)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(db, data, 0o600))
+	restoreBackup(t, s, db, backup)
 
 	s = start(t, dir, env)
 	intent := must(t, "GET", s.url+"/v1/payment_intents/"+toPay.str("id"), sh.sk, nil)
@@ -102,9 +93,7 @@ func TestLostCommitsThenAnotherPathDoNotPayOutTwice(t *testing.T) {
 	r := must(t, "POST", s.url+"/v1/payment_intents/"+pi.str("id")+"/confirm", sh.pk, confirmBody(pi, "4000000000000259"))
 	require.Equal(t, "processing", r.str("status"), "%v", r.body)
 
-	backup := filepath.Join(dir, "backup", "copy.db")
-	out, err := exec.Command(refserver, "backup", "-db", db, backup).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	backup := takeBackup(t, db)
 
 	// Before the loss: a look-up at one minute (still pending), one at
 	// five (succeeded), then the refund.
@@ -118,14 +107,7 @@ func TestLostCommitsThenAnotherPathDoNotPayOutTwice(t *testing.T) {
 	before := sandboxStats(t, s)
 	require.Equal(t, 1, before.Refunds)
 
-	require.NoError(t, s.cmd.Process.Kill())
-	_ = s.cmd.Wait()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		require.NoError(t, os.RemoveAll(db+suffix))
-	}
-	data, err := os.ReadFile(backup)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(db, data, 0o600))
+	restoreBackup(t, s, db, backup)
 
 	// After the loss: one look-up finds the charge succeeded, so the
 	// intent is succeeded at another version than before.
@@ -139,4 +121,29 @@ func TestLostCommitsThenAnotherPathDoNotPayOutTwice(t *testing.T) {
 	after := sandboxStats(t, s)
 	require.Equal(t, before.Refunds, after.Refunds, "paid out again: %+v", after)
 	require.Equal(t, 1, after.Charges)
+}
+
+// takeBackup copies the SQLite database db with refserver backup while its
+// server runs, and returns the copy's path (the sandbox's file is copied
+// beside it and not used: the provider keeps what it did).
+func takeBackup(t *testing.T, db string) string {
+	t.Helper()
+	backup := filepath.Join(filepath.Dir(db), "backup", "copy.db")
+	out, err := exec.Command(refserver, "backup", "-db", db, backup).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return backup
+}
+
+// restoreBackup kills s and puts the copy backup in place of its database
+// db: everything committed after the copy is lost.
+func restoreBackup(t *testing.T, s *started, db, backup string) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Kill())
+	_ = s.cmd.Wait()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		require.NoError(t, os.RemoveAll(db+suffix))
+	}
+	data, err := os.ReadFile(backup)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(db, data, 0o600))
 }
