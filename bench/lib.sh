@@ -41,3 +41,16 @@ setup() {
   post "$1/v1/payment_intents/$pi/confirm" '' -H "Authorization: Bearer $sk" >/dev/null
   echo "$sk $card $cur $ws $pi"
 }
+
+# ticks PID...: the CPU time (user + system, ticks) the processes used so far.
+ticks() {
+  local t=0 p f
+  for p in "$@"; do
+    f=$(cut -d')' -f2 "/proc/$p/stat" 2>/dev/null) || continue
+    set -- $f; t=$(( t + ${12} + ${13} ))
+  done
+  echo $t
+}
+# pgpids: every process of the PostgreSQL server (postmaster, backends,
+# writers), found by the server's data directory owner's process names.
+pgpids() { pgrep -d' ' -x 'postgres|postmaster' || true; }

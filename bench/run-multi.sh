@@ -61,19 +61,6 @@ quiet() {
 
 # machine_cpu prints the machine's CPU time so far and the idle part of it (ticks).
 machine_cpu() { awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8, $5+$6}' /proc/stat; }
-# ticks PID...: the CPU time (user + system, ticks) the processes used so far.
-ticks() {
-  local t=0 p f
-  for p in "$@"; do
-    f=$(cut -d')' -f2 "/proc/$p/stat" 2>/dev/null) || continue
-    set -- $f; t=$(( t + ${12} + ${13} ))
-  done
-  echo $t
-}
-# pgpids: every process of the PostgreSQL server (postmaster, backends,
-# writers), found by the server's data directory owner's process names.
-pgpids() { pgrep -d' ' -x 'postgres|postmaster' || true; }
-
 # payments SECONDS URL...: runs max(2, servers) wrk processes at once, spread
 # over the URLs, and prints "<payments/s> <failed> <p99 ms> <CPU busy %>
 # <database CPU %> <database ms/payment> <servers ms/payment>" over all.

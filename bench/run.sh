@@ -82,6 +82,7 @@ psql -q "$PG" -c "CREATE SCHEMA $schema" -c "CREATE SCHEMA $pgb" -c "CREATE SCHE
 sep='?'; [[ $PG == *\?* ]] && sep='&'
 KEELPAY_ENCRYPTION_KEY=$("$work/refserver" -new-key) "$work/refserver" -addr 127.0.0.1:0 \
   -db "$PG${sep}search_path=$schema" -sandbox-db "$work/pg.sandbox.db" >"$work/pg.out" 2>"$work/pg.log" &
+PG_PID=$!
 PGS=$(listening "$work/pg.out"); ready "$PGS/healthz"
 PGOPTIONS="-c search_path=$pgb" pgbench -i -q -s 1 "$PG" >/dev/null 2>&1
 
@@ -112,19 +113,25 @@ if non: print("non-2xx responses: " + non.group(1), file=sys.stderr)
 print("%.0f %.2f" % (rps, p99))
 PY
 }
-# pay URL SK CARD CUR [idem]: payments/s, p99 ms, and the write
+# pay PID URL SK CARD CUR [idem]: payments/s, p99 ms, the write
 # transactions, commits and round trips to a database server the server
 # made per payment during the run (the payment's deliveries, made
-# meanwhile, included).
+# meanwhile, included), and the CPU per payment in µs of the server (PID)
+# and of PostgreSQL's processes (0 for SQLite, whose work is the server's).
 pay() {
-  local t0 c0 r0
+  local pid=$1; shift
+  local t0 c0 r0 s0 d0 dbpids=""
+  [[ $1 == "$PGS" ]] && dbpids=$(pgpids)
   t0=$(counter "$1" keelpay_storage_transactions_total); c0=$(counter "$1" keelpay_storage_commits_total)
   r0=$(counter "$1" keelpay_storage_round_trips_total)
+  s0=$(ticks "$pid"); d0=$(ticks $dbpids)
   wrk -t2 -c"$CONN" -d"$DUR" --latency -s bench/pay.lua "$1" -- "$2" "$3" "$4" "${5:-}" >"$work/pay.txt"
   tail -n1 "$work/pay.txt" | awk -v t="$(( $(counter "$1" keelpay_storage_transactions_total) - t0 ))" \
     -v c="$(( $(counter "$1" keelpay_storage_commits_total) - c0 ))" \
     -v r="$(( $(counter "$1" keelpay_storage_round_trips_total) - r0 ))" \
-    '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; n = $2 > 0 ? $2 : 1; printf "%.0f %.1f %.2f %.2f %.2f\n", $2 / $6, $8, t / n, c / n, r / n }'
+    -v s="$(( $(ticks "$pid") - s0 ))" -v d="$(( $(ticks $dbpids) - d0 ))" -v hz="$(getconf CLK_TCK)" \
+    '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; n = $2 > 0 ? $2 : 1
+       printf "%.0f %.1f %.2f %.2f %.2f %.0f %.0f\n", $2 / $6, $8, t / n, c / n, r / n, s * 1e6 / hz / n, d * 1e6 / hz / n }'
 }
 # quiet waits until the receiver has had no request for 1.5 seconds.
 quiet() {
@@ -174,7 +181,7 @@ mtime() {
 }
 
 # A warm-up of payments on PostgreSQL, then its statistics.
-pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem >/dev/null
+pay "$PG_PID" "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem >/dev/null
 analyze "$schema"
 RSS_IDLE=$(rss $SQ_PID)
 pgver=$(psql -Atq "$PG" -c "select setting from pg_settings where name='server_version'")
@@ -190,11 +197,11 @@ for r in $(seq 1 "$ROUNDS"); do
   rec sq_get $r $v; rec sq_get_p99 $r $p; rec sq_get_cpu $r "$(cpuper $SQ_PID $c0 $v)"
   read -r v p <<<"$(wrkrate -t2 -c"$CONN" -d"$DUR" -s bench/post.lua "http://$AN")"
   rec anchor_post $r $v; rec anchor_post_p99 $r $p
-  read -r v p x y z <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
-  rec sq_pay $r $v; rec sq_pay_p99 $r $p; rec sq_pay_tx $r $x; rec sq_pay_commits $r $y
+  read -r v p x y z sc dc <<<"$(pay "$SQ_PID" "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR")"
+  rec sq_pay $r $v; rec sq_pay_p99 $r $p; rec sq_pay_tx $r $x; rec sq_pay_commits $r $y; rec sq_pay_cpu $r $sc
   ( sleep $(( ${DUR%s} / 2 + 1 )); rss $SQ_PID >"$work/rss_load" ) &
-  read -r v p x y z <<<"$(pay "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR" idem)"
-  rec sq_pay_idem $r $v; rec sq_pay_idem_p99 $r $p; rec sq_pay_idem_tx $r $x; rec sq_pay_idem_commits $r $y
+  read -r v p x y z sc dc <<<"$(pay "$SQ_PID" "$SQ" "$SQ_SK" "$SQ_CARD" "$CUR" idem)"
+  rec sq_pay_idem $r $v; rec sq_pay_idem_p99 $r $p; rec sq_pay_idem_tx $r $x; rec sq_pay_idem_commits $r $y; rec sq_pay_idem_cpu $r $sc
   rec rss_load $r "$(cat "$work/rss_load" 2>/dev/null || echo 0)"
   quiet
   read -r v p <<<"$(wrkrate -t2 -c10 -d"$DUR" -s bench/get.lua "$SQ" -- "/v1/events?limit=100" "$SQ_SK")"
@@ -207,8 +214,9 @@ for r in $(seq 1 "$ROUNDS"); do
   rec sq_lat_rate $r $v; rec sq_lat_p99 $r $p
   v=$(PGOPTIONS="-c search_path=$pgb" pgbench -N -c 8 -j 2 -T "${DUR%s}" "$PG" 2>/dev/null | awk '/^tps/{print int($3)}')
   rec pgbench $r $v
-  read -r v p x y z <<<"$(pay "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
+  read -r v p x y z sc dc <<<"$(pay "$PG_PID" "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR" idem)"
   rec pg_pay_idem $r $v; rec pg_pay_idem_p99 $r $p; rec pg_pay_idem_tx $r $x; rec pg_pay_idem_rt $r $z
+  rec pg_pay_cpu $r $sc; rec pg_pay_dbcpu $r $dc
   rec pg_metrics $r "$(mtime "$PGS")"
   read -r v n w <<<"$(drain "$PGS" "$PG_SK" "$PG_CARD" "$PG_CUR")"
   rec pg_drain $r $v; rec pg_backlog $r $n; rec pg_wake $r $w
@@ -300,12 +308,12 @@ out.append("| `GET /v1/payment_intents/{id}`, SQLite | %s req/s, p99 %s ms | ben
     rng("sq_get"), rng("sq_get_p99", "{:.1f}"), rng("anchor_get"), rng("anchor_get_p99", "{:.1f}"), ratio("sq_get", "anchor_get")))
 out.append("| the same, server CPU per request | %s µs | the anchor's: %s µs | %s (anchor's CPU / keelpay's) |" % (
     rng("sq_get_cpu", "{:.0f}"), rng("anchor_get_cpu", "{:.0f}"), ratio("anchor_get_cpu", "sq_get_cpu")))
-out.append("| complete payments on SQLite (create + confirm, saved card, event committed) | %s /s, p99 %s ms; %s write transactions in %s commits per payment, its delivery included | bench/anchor: one durable insert per request %s /s | %s |" % (
-    rng("sq_pay"), rng("sq_pay_p99", "{:.1f}"), rng("sq_pay_tx", "{:.2f}"), rng("sq_pay_commits", "{:.2f}"), rng("anchor_post"), ratio("sq_pay", "anchor_post")))
-out.append("| the same with an `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s write transactions in %s commits per payment | the same without, above | %s of the insert; %s of without |" % (
-    rng("sq_pay_idem"), rng("sq_pay_idem_p99", "{:.1f}"), rng("sq_pay_idem_tx", "{:.2f}"), rng("sq_pay_idem_commits", "{:.2f}"), ratio("sq_pay_idem", "anchor_post"), ratio("sq_pay_idem", "sq_pay")))
-out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s commits and %s round trips per payment, its delivery included | `pgbench -N -c8 -j2` %s tps | %s |" % (
-    rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pg_pay_idem_tx", "{:.2f}"), rng("pg_pay_idem_rt", "{:.1f}"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
+out.append("| complete payments on SQLite (create + confirm, saved card, event committed) | %s /s, p99 %s ms; %s write transactions in %s commits and %s µs of server CPU per payment, its delivery included | bench/anchor: one durable insert per request %s /s | %s |" % (
+    rng("sq_pay"), rng("sq_pay_p99", "{:.1f}"), rng("sq_pay_tx", "{:.2f}"), rng("sq_pay_commits", "{:.2f}"), rng("sq_pay_cpu"), rng("anchor_post"), ratio("sq_pay", "anchor_post")))
+out.append("| the same with an `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s write transactions in %s commits and %s µs of server CPU per payment | the same without, above | %s of the insert; %s of without |" % (
+    rng("sq_pay_idem"), rng("sq_pay_idem_p99", "{:.1f}"), rng("sq_pay_idem_tx", "{:.2f}"), rng("sq_pay_idem_commits", "{:.2f}"), rng("sq_pay_idem_cpu"), ratio("sq_pay_idem", "anchor_post"), ratio("sq_pay_idem", "sq_pay")))
+out.append("| complete payments on PostgreSQL, one server, `Idempotency-Key` on each POST | %s /s, p99 %s ms; %s commits, %s round trips, and CPU of %s µs in the server and %s µs in PostgreSQL per payment, its delivery included | `pgbench -N -c8 -j2` %s tps | %s |" % (
+    rng("pg_pay_idem"), rng("pg_pay_idem_p99", "{:.1f}"), rng("pg_pay_idem_tx", "{:.2f}"), rng("pg_pay_idem_rt", "{:.1f}"), rng("pg_pay_cpu"), rng("pg_pay_dbcpu"), rng("pgbench"), ratio("pg_pay_idem", "pgbench")))
 out.append("| one store's webhook backlog drained, server defaults, SQLite | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | |" % (rng("sq_drain"), rng("sq_backlog"), rng("sq_wake")))
 out.append("| the same on PostgreSQL | %s deliveries/s (backlog %s; first delivery %s ms after the clock moved) | | %s of SQLite |" % (rng("pg_drain"), rng("pg_backlog"), rng("pg_wake"), ratio("pg_drain", "sq_drain")))
 out.append("| a payment's webhook: confirm answered → `payment_intent.succeeded` received, SQLite, %s payments with 32 in flight (`bench/webhooklatency`) | p99 %s ms at %s payments/s | | |" % (
