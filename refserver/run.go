@@ -22,8 +22,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/internal/eventshook"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/httpprovider"
@@ -425,16 +425,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// One Service is the whole of keelpay; sandbox mode accepts and
 	// delivers to http and private webhook URLs, and its deliveries
 	// misbehave on request (POST /sandbox/webhooks/faults).
-	var dispatcher events.DispatcherConfig
-	faults := sandbox.NewWebhookFaults()
-	if sandboxMode {
-		dispatcher.Interceptor = faults
-	}
 	svc, err := service.New(service.Config{
 		Admission:             cfg.admission,
 		AllowInsecureWebhooks: sandboxMode,
 		Clock:                 serviceClock,
-		Dispatcher:            dispatcher,
 		Logger:                log,
 		Metrics:               metrics,
 		Provider:              prov,
@@ -445,6 +439,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	faults := sandbox.NewWebhookFaults()
+	if sandboxMode {
+		eventshook.SetInterceptor(svc.Dispatcher(), faults)
 	}
 	pay, ref := svc.Payments(), svc.Refunds()
 
