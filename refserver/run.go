@@ -124,7 +124,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer, pr
 	if c.provider == "stripe" {
 		return c, errors.New("-provider stripe: this refserver is built without the Stripe adapter; " +
 			"the Stripe-enabled reference server is the command " + stripeCommand +
-			" (in a checkout of keelpay: cd provider/stripe && go run ./cmd/refserver -provider stripe)")
+			" (in a checkout of keelpay: cd cmd/refserver-stripe && go run . -provider stripe)")
 	}
 	return c, fmt.Errorf("-provider must be sandbox or stripe, not %q", c.provider)
 }
@@ -132,7 +132,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer, pr
 // stripeCommand is the reference server with the Stripe adapter linked
 // in. It is built by the adapter's own module, so that keelpay's module
 // never requires the adapter, nor stripe-go.
-const stripeCommand = "github.com/keelpay/keelpay/provider/stripe/cmd/refserver"
+const stripeCommand = "github.com/keelpay/keelpay/cmd/refserver-stripe"
 
 // defaultSandboxDB is where the owned sandbox keeps its state when
 // -sandbox-db is not given: next to a SQLite database, with the database's
