@@ -34,8 +34,8 @@ func (d *Dispatcher) attempt(ctx context.Context, job *storage.DeliveryJob) (sto
 	var hold time.Duration
 	var fail string
 	var twice bool
-	if d.cfg.Interceptor != nil {
-		hold, fail, twice = d.cfg.Interceptor.Intercept(job, started)
+	if d.hooks.interceptor != nil {
+		hold, fail, twice = d.hooks.interceptor.Intercept(job, started)
 	}
 	switch {
 	case hold > 0:

@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/netguard"
@@ -78,11 +77,6 @@ type DispatcherConfig struct {
 	// Concurrency is the most attempts in flight in this process.
 	// Default ConcurrencyDefault.
 	Concurrency int
-	// Interceptor, when set, sees every attempt before it is made and may
-	// hold it, fail it or send it twice (the sandbox's delivery faults,
-	// provider/sandbox.WebhookFaults). Default nil: every attempt is made
-	// as it is.
-	Interceptor Interceptor
 	// Lease is how long a claimed delivery stays with this process; a
 	// process that dies mid-attempt loses nothing: the lease lapses and
 	// another process claims the delivery. It must exceed
@@ -150,17 +144,16 @@ func (c DispatcherConfig) Validate() error {
 	if c.Storage == nil {
 		errs = append(errs, errors.New("events: DispatcherConfig.Storage is required"))
 	}
-	for _, p := range c.Problems("DispatcherConfig") {
+	for _, p := range c.problems("DispatcherConfig") {
 		errs = append(errs, errors.New("events: "+p))
 	}
 	return errors.Join(errs...)
 }
 
-// Problems returns what is out of range or contradictory in c's tuning
+// problems returns what is out of range or contradictory in c's tuning
 // fields as they are (Validate applies the defaults first), each message
-// naming its field under name: Validate names c "DispatcherConfig", and
-// service.Config.Validate "Config.Dispatcher".
-func (c DispatcherConfig) Problems(name string) []string {
+// naming its field under name.
+func (c DispatcherConfig) problems(name string) []string {
 	var out []string
 	for _, f := range []struct {
 		name string
@@ -198,6 +191,7 @@ type Dispatcher struct {
 	metrics *dispatcherMetrics
 	limits  *storeLimits
 	tracer  trace.Tracer // nil: no spans
+	hooks   hooks
 }
 
 // NewDispatcher validates cfg, fills in its defaults and returns a
@@ -380,53 +374,19 @@ func (d *Dispatcher) claimParams(limit int) storage.DeliveryClaimParams {
 	}
 }
 
-func (d *Dispatcher) claim(ctx context.Context, limit int) ([]*storage.DeliveryJob, error) {
-	return d.cfg.Storage.DeliveryClaimDue(ctx, d.claimParams(limit))
-}
-
-// ClaimParams returns the parameters for claiming one delivery now, for a
-// caller that claims an event's delivery itself (see Service.SendTest).
-func (d *Dispatcher) ClaimParams() storage.DeliveryClaimParams {
+// claimOne returns the parameters for claiming one delivery now, for
+// Service.SendTest, which claims its event's delivery itself.
+func (d *Dispatcher) claimOne() storage.DeliveryClaimParams {
 	p := d.claimParams(1)
 	p.PerStore, p.StoreCaps = 1, nil
 	return p
 }
 
-// Deliver makes one attempt of a claimed delivery and records it.
-func (d *Dispatcher) Deliver(ctx context.Context, job *storage.DeliveryJob) error {
+// deliver makes one attempt of a claimed delivery and records it.
+func (d *Dispatcher) deliver(ctx context.Context, job *storage.DeliveryJob) error {
 	res, ok := d.attempt(ctx, job)
 	if !ok {
 		return ctx.Err()
 	}
 	return d.cfg.Storage.DeliveryRecord(context.WithoutCancel(ctx), []storage.DeliveryResult{res})
-}
-
-// RunOnce claims every delivery due now, attempts them, records the
-// results and returns how many it attempted. Tests drive the dispatcher
-// with it after moving their clock; Run is for production.
-func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		jobs, err := d.claim(ctx, d.cfg.ClaimBatch)
-		if err != nil || len(jobs) == 0 {
-			return total, err
-		}
-		results := make([]storage.DeliveryResult, len(jobs))
-		var g errgroup.Group
-		g.SetLimit(d.cfg.Concurrency)
-		for i, job := range jobs {
-			g.Go(func() error {
-				results[i], _ = d.attempt(ctx, job)
-				return nil
-			})
-		}
-		_ = g.Wait() // attempts return no error: their failures are results
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
-		if err := d.cfg.Storage.DeliveryRecord(ctx, results); err != nil {
-			return total, err
-		}
-		total += len(jobs)
-	}
 }

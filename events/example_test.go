@@ -85,14 +85,18 @@ func Example() {
 		panic(err)
 	}
 
-	// A program's svc.Start runs the dispatcher in the background;
-	// RunOnce delivers what is due now.
-	n, err := svc.Dispatcher().RunOnce(ctx)
-	if err != nil {
+	// svc.Start runs the dispatcher in the background; Stop returns once
+	// every attempt under way is recorded.
+	if err := svc.Start(ctx); err != nil {
 		panic(err)
 	}
 	<-done
-	fmt.Println("attempts:", n, "received:", received)
+	if err := svc.Stop(ctx); err != nil {
+		panic(err)
+	}
+	mu.Lock()
+	fmt.Println("received:", received)
+	mu.Unlock()
 
 	list, hasMore, err := svc.Events().List(ctx, events.ListParams{StoreID: store.ID, Limit: 10})
 	if err != nil {
@@ -103,7 +107,7 @@ func Example() {
 	}
 	fmt.Println("has more:", hasMore)
 	// Output:
-	// attempts: 1 received: [payment_intent.succeeded]
+	// received: [payment_intent.succeeded]
 	// payment_intent.succeeded succeeded 1
 	// has more: false
 }

@@ -63,6 +63,20 @@ type loop struct {
 	// timer wakes the loop when a delivery comes due; lingerT ends a
 	// linger.
 	timer, lingerT *time.Timer
+	// wake is the Dispatcher's wake channel, or nil in manual mode
+	// (hooks.drive set), where only a drive request is news.
+	wake chan struct{}
+	// attempted counts the attempts started; drives are the requests of
+	// manual mode waiting for the loop to be idle, each with the count
+	// when it came.
+	attempted int
+	drives    []drive
+}
+
+// drive is a drive request waiting for its answer.
+type drive struct {
+	req  driveRequest
+	from int
 }
 
 // committed is what a commit claimed, and how many it was asked for.
@@ -72,7 +86,7 @@ type committed struct {
 }
 
 func (d *Dispatcher) newLoop(ctx context.Context) *loop {
-	return &loop{
+	l := &loop{
 		d: d, ctx: ctx,
 		results: make(chan storage.DeliveryResult, d.cfg.Concurrency),
 		commits: make(chan committed, 2),
@@ -80,7 +94,19 @@ func (d *Dispatcher) newLoop(ctx context.Context) *loop {
 		news:    1,
 		timer:   time.NewTimer(0),
 		lingerT: time.NewTimer(0),
+		wake:    d.wake,
 	}
+	if d.hooks.drive != nil {
+		l.news, l.wake = 0, nil
+		l.timer.Stop()
+	}
+	return l
+}
+
+// idle reports whether nothing is under way or left to claim: no commit,
+// no attempt, no result unrecorded, no news unclaimed.
+func (l *loop) idle() bool {
+	return l.pending == 0 && l.held == 0 && len(l.batch) == 0 && !l.more && l.news == l.seen
 }
 
 // submitDue starts a commit when one is due and reports whether it did:
@@ -108,8 +134,14 @@ func (l *loop) submitDue() bool {
 // wait blocks until something changes: a commit returns, a result
 // arrives, news comes, a delivery comes due or ctx ends.
 func (l *loop) wait() {
+	if len(l.drives) > 0 && l.idle() {
+		for _, dr := range l.drives {
+			dr.req.reply <- l.attempted - dr.from
+		}
+		l.drives = l.drives[:0]
+	}
 	wait := time.Duration(-1)
-	if l.pending == 0 && l.d.cfg.Concurrency-l.held-l.reserved > 0 {
+	if l.wake != nil && l.pending == 0 && l.d.cfg.Concurrency-l.held-l.reserved > 0 {
 		wait = l.d.sleep(l.ctx)
 	}
 	if wait >= 0 {
@@ -126,9 +158,12 @@ func (l *loop) wait() {
 		if l.pending == 0 {
 			l.linger()
 		}
-	case <-l.d.wake:
+	case <-l.wake:
 		l.news++
 	case <-l.timer.C:
+		l.news++
+	case req := <-l.d.hooks.drive:
+		l.drives = append(l.drives, drive{req, l.attempted})
 		l.news++
 	}
 }
@@ -145,6 +180,7 @@ func (l *loop) start(jobs []*storage.DeliveryJob) {
 		})
 	}
 	l.held += len(jobs)
+	l.attempted += len(jobs)
 }
 
 // submit hands the batch of results to a commit that also claims up to
@@ -193,7 +229,7 @@ func (l *loop) linger() {
 		select {
 		case r := <-l.results:
 			l.batch = append(l.batch, r)
-		case <-l.d.wake:
+		case <-l.wake:
 			l.news++
 			return
 		case <-l.lingerT.C:

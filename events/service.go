@@ -99,7 +99,7 @@ func (s *Service) SendTest(ctx context.Context, storeID string, key *idempotency
 	var job *storage.DeliveryJob
 	err = s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
 		var err error
-		if job, err = tx.DeliveryClaimEvent(ctx, e.ID, s.cfg.Dispatcher.ClaimParams()); err != nil {
+		if job, err = tx.DeliveryClaimEvent(ctx, e.ID, s.cfg.Dispatcher.claimOne()); err != nil {
 			return err
 		}
 		// A retry of this request after a crash answers with this event
@@ -109,7 +109,7 @@ func (s *Service) SendTest(ctx context.Context, storeID string, key *idempotency
 	if err != nil {
 		return nil, fmt.Errorf("webhook test: %w", err)
 	}
-	if err := s.cfg.Dispatcher.Deliver(ctx, job); err != nil {
+	if err := s.cfg.Dispatcher.deliver(ctx, job); err != nil {
 		return nil, fmt.Errorf("webhook test: deliver: %w", err)
 	}
 	return s.Get(ctx, storeID, e.ID)

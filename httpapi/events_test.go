@@ -16,6 +16,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/eventshook"
 	"github.com/keelpay/keelpay/webhooks"
 	"github.com/keelpay/keelpay/webhooks/webhookstest"
 )
@@ -46,9 +47,23 @@ func (b *bundle) insertEvent(t *testing.T, storeID string) *keelpay.Event {
 	return e
 }
 
+// driven holds the dispatchers that runDispatcher started.
+var driven sync.Map // *events.Dispatcher -> true
+
+// runDispatcher has d claim every delivery due now, attempt them and
+// record the results, and returns how many attempts it made. The first
+// call starts d's loop (Run) in manual mode, where only these calls make
+// it claim, until the test ends.
 func (b *bundle) runDispatcher(t *testing.T, d *events.Dispatcher) int {
 	t.Helper()
-	n, err := d.RunOnce(context.Background())
+	if _, started := driven.LoadOrStore(d, true); !started {
+		eventshook.Manual(d)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { d.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done; driven.Delete(d) })
+	}
+	n, err := eventshook.Deliver(t.Context(), d)
 	require.NoError(t, err)
 	return n
 }

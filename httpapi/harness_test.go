@@ -23,6 +23,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/internal/eventshook"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
@@ -44,8 +45,8 @@ type bundle struct {
 	// path is the SQLite file, when the bundle made one.
 	path string
 	logs *syncBuffer
-	// dispatcher is not running: tests drive it with RunOnce after moving
-	// the clock.
+	// dispatcher runs only when a test drives it (runDispatcher), after
+	// moving the clock.
 	dispatcher *events.Dispatcher
 	// faults are the dispatcher's sandbox delivery faults.
 	faults *sandbox.WebhookFaults
@@ -105,7 +106,8 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	st := mustNew(stores.New(stores.Config{AllowInsecureWebhooks: true, Clock: clock, Provider: p, Storage: db}))
 	metrics := prometheus.NewRegistry()
 	faults := sandbox.NewWebhookFaults()
-	dispatcher := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: clock, Interceptor: faults, Logger: logger, Metrics: metrics, Storage: db}))
+	dispatcher := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: clock, Logger: logger, Metrics: metrics, Storage: db}))
+	eventshook.SetInterceptor(dispatcher, faults)
 	ev := mustNew(events.New(events.Config{Clock: clock, Dispatcher: dispatcher, Storage: db}))
 	// Each committed event wakes the dispatcher: its webhook leaves at once.
 	wake := func(context.Context, *keelpay.Event) { dispatcher.Notify() }

@@ -16,7 +16,7 @@ import (
 // Settling the keys of requests cut off by the database.
 const (
 	// unsettledMax is the most keys a process keeps to settle later;
-	// past it, a key waits out IdempotencyLockTimeout as before.
+	// past it, a key is released only when IdempotencyLockTimeout lapses.
 	unsettledMax = 10000
 	// unsettledRetryMin and unsettledRetryMax bound the wait between two
 	// rounds of settling while the database does not answer.

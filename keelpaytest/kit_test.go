@@ -229,7 +229,7 @@ func TestRequireNoEventWaitsForDeliveries(t *testing.T) {
 func TestDrainFailsWhenDeliveriesDoNotArrive(t *testing.T) {
 	unreachable := roundTripper(func(*http.Request) (*http.Response, error) { return nil, errors.New("unreachable") })
 	kp := keelpaytest.Start(t, keelpaytest.WithWaitTimeout(100*time.Millisecond),
-		keelpaytest.WithServiceConfig(func(c *service.Config) { c.Dispatcher.Transport = unreachable }))
+		keelpaytest.WithServiceConfig(func(c *service.Config) { c.WebhookTransport = unreachable }))
 	shop := kp.Store(t)
 	pi := shop.Pay(t, shop.SaveCard(t, sandbox.CardVisa), 100, "eur")
 	msg := failure(t, func(tb testing.TB) { kp.RequireNoEvent(tb, keelpay.EventPaymentIntentCanceled, pi.ID) })

@@ -226,7 +226,7 @@ func advance(pi keelpay.PaymentIntent, a answer, now time.Time) step {
 		pi.LastError = lastError(ErrorOutcomeUnknown, "")
 		return step{next: wait(pi, now)}
 	case a.err != nil && a.lookup:
-		// The look-up failed; the outcome is as unknown as before.
+		// The look-up failed; the outcome stays unknown.
 		return step{next: wait(pi, now)}
 	case a.err != nil:
 		// A charge the provider refused without doing anything (kinds

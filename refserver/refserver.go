@@ -4,8 +4,8 @@
 //
 // It is a package, not only a command, so that the reference server can be
 // built with another payment provider: keelpay's own cmd/refserver has the
-// sandbox only, and the Stripe adapter's module builds
-// provider/stripe/cmd/refserver, which registers the adapter with
+// sandbox only, and the module cmd/refserver-stripe, which requires
+// keelpay's and the Stripe adapter's, registers the adapter with
 // WithProvider. keelpay's module then never requires the adapter's, and a
 // store that imports keelpay's library never resolves stripe-go. A team
 // with an adapter of its own can build the same server around it; the

@@ -22,8 +22,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/httpapi"
+	"github.com/keelpay/keelpay/internal/eventshook"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/provider/httpprovider"
@@ -124,7 +124,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer, pr
 	if c.provider == "stripe" {
 		return c, errors.New("-provider stripe: this refserver is built without the Stripe adapter; " +
 			"the Stripe-enabled reference server is the command " + stripeCommand +
-			" (in a checkout of keelpay: cd provider/stripe && go run ./cmd/refserver -provider stripe)")
+			" (in a checkout of keelpay: cd cmd/refserver-stripe && go run . -provider stripe)")
 	}
 	return c, fmt.Errorf("-provider must be sandbox or stripe, not %q", c.provider)
 }
@@ -132,7 +132,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer, pr
 // stripeCommand is the reference server with the Stripe adapter linked
 // in. It is built by the adapter's own module, so that keelpay's module
 // never requires the adapter, nor stripe-go.
-const stripeCommand = "github.com/keelpay/keelpay/provider/stripe/cmd/refserver"
+const stripeCommand = "github.com/keelpay/keelpay/cmd/refserver-stripe"
 
 // defaultSandboxDB is where the owned sandbox keeps its state when
 // -sandbox-db is not given: next to a SQLite database, with the database's
@@ -425,16 +425,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// One Service is the whole of keelpay; sandbox mode accepts and
 	// delivers to http and private webhook URLs, and its deliveries
 	// misbehave on request (POST /sandbox/webhooks/faults).
-	var dispatcher events.DispatcherConfig
-	faults := sandbox.NewWebhookFaults()
-	if sandboxMode {
-		dispatcher.Interceptor = faults
-	}
 	svc, err := service.New(service.Config{
 		Admission:             cfg.admission,
 		AllowInsecureWebhooks: sandboxMode,
 		Clock:                 serviceClock,
-		Dispatcher:            dispatcher,
 		Logger:                log,
 		Metrics:               metrics,
 		Provider:              prov,
@@ -445,6 +439,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	faults := sandbox.NewWebhookFaults()
+	if sandboxMode {
+		eventshook.SetInterceptor(svc.Dispatcher(), faults)
 	}
 	pay, ref := svc.Payments(), svc.Refunds()
 

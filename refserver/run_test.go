@@ -34,7 +34,7 @@ func TestProviderChoice(t *testing.T) {
 		_, err := parseConfig(args, envMap(env), io.Discard)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "-provider stripe: this refserver is built without the Stripe adapter")
-		assert.Contains(t, err.Error(), "github.com/keelpay/keelpay/provider/stripe/cmd/refserver")
+		assert.Contains(t, err.Error(), "github.com/keelpay/keelpay/cmd/refserver-stripe")
 	}
 
 	var got Settings

@@ -76,15 +76,6 @@ type Config struct {
 	// that moves a DatabaseClock (keelpay.OffsetClock with it as Base)
 	// is kept measured too.
 	Clock keelpay.Clock
-	// Dispatcher tunes webhook delivery: AttemptTimeout, ClaimBatch,
-	// Concurrency, Interceptor, Lease, PerStore, PerStoreStart,
-	// PollInterval and Transport, whose zero values take the defaults of
-	// events.DispatcherConfig. Its AllowInsecureWebhooks, Clock, Logger,
-	// Metrics, Storage and TracerProvider are this Config's: leave them
-	// unset (New fills them in, and Validate names any set otherwise).
-	// A Transport replaces the dispatcher's own, and with it the address
-	// guard of AllowInsecureWebhooks.
-	Dispatcher events.DispatcherConfig
 	// ExpireInterval is how often the expirer closes card sessions and
 	// cancels intents past their lifetime. Default ExpireIntervalDefault.
 	ExpireInterval time.Duration
@@ -123,11 +114,41 @@ type Config struct {
 	// no-op provider, trace/noop, is treated the same). To follow the
 	// process's global provider, pass otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
+	// WebhookAttemptTimeout is how long a receiver has to answer a
+	// delivery (docs/webhooks.md). Default events.AttemptTimeoutDefault
+	// (10 s).
+	WebhookAttemptTimeout time.Duration
+	// WebhookClaimBatch is the most deliveries the dispatcher claims in
+	// one query. Default events.ClaimBatchDefault.
+	WebhookClaimBatch int
+	// WebhookConcurrency is the most delivery attempts in flight in this
+	// process. Default events.ConcurrencyDefault.
+	WebhookConcurrency int
+	// WebhookLease is how long a claimed delivery stays with this
+	// process; a process that dies mid-attempt loses nothing, as the
+	// lease lapses and another claims the delivery. It must exceed
+	// WebhookAttemptTimeout. Default events.LeaseDefault (1 min).
+	WebhookLease time.Duration
+	// WebhookPerStore is the most attempts of one store in flight, across
+	// every process on the database (events.DispatcherConfig.PerStore).
+	// Default events.PerStoreDefault.
+	WebhookPerStore int
+	// WebhookPerStoreStart is how many attempts of a store may be in
+	// flight before its receiver has shown that it answers, at most
+	// WebhookPerStore (events.DispatcherConfig.PerStoreStart). Default
+	// events.PerStoreStartDefault.
+	WebhookPerStoreStart int
+	// WebhookPollInterval is the longest the dispatcher sleeps when
+	// nothing is due before it looks again. Default
+	// events.PollIntervalDefault (1 s).
+	WebhookPollInterval time.Duration
+	// WebhookTransport, when set, replaces the dispatcher's transport,
+	// and with it the address guard of AllowInsecureWebhooks (tests).
+	// Default: a transport that keeps the address policy.
+	WebhookTransport http.RoundTripper
 }
 
-// WithDefaults returns a copy of c with defaults filled in. The
-// dispatcher gets this Config's address policy, clock, logger, metrics,
-// storage and tracer.
+// WithDefaults returns a copy of c with defaults filled in.
 func (c Config) WithDefaults() Config {
 	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, payments.AnswerTimeoutDefault)
 	c.CallTimeout = cmp.Or(c.CallTimeout, provider.CallTimeoutDefault)
@@ -138,11 +159,37 @@ func (c Config) WithDefaults() Config {
 	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, ReconcileIntervalDefault)
 	c.Retention = c.Retention.withDefaults()
 	c.SubscriptionBuffer = cmp.Or(c.SubscriptionBuffer, SubscriptionBufferDefault)
-	d := &c.Dispatcher
-	d.AllowInsecureWebhooks = c.AllowInsecureWebhooks
-	d.Clock, d.Logger, d.Metrics, d.Storage, d.TracerProvider = c.Clock, c.Logger, c.Metrics, c.Storage, c.TracerProvider
-	c.Dispatcher = c.Dispatcher.WithDefaults()
+	c.WebhookAttemptTimeout = cmp.Or(c.WebhookAttemptTimeout, events.AttemptTimeoutDefault)
+	c.WebhookClaimBatch = cmp.Or(c.WebhookClaimBatch, events.ClaimBatchDefault)
+	c.WebhookConcurrency = cmp.Or(c.WebhookConcurrency, events.ConcurrencyDefault)
+	c.WebhookLease = cmp.Or(c.WebhookLease, events.LeaseDefault)
+	c.WebhookPerStore = cmp.Or(c.WebhookPerStore, events.PerStoreDefault)
+	c.WebhookPerStoreStart = min(cmp.Or(c.WebhookPerStoreStart, events.PerStoreStartDefault), c.WebhookPerStore)
+	c.WebhookPollInterval = cmp.Or(c.WebhookPollInterval, events.PollIntervalDefault)
 	return c
+}
+
+// dispatcherConfig is the webhook dispatcher's configuration: the
+// Webhook fields, and this Config's address policy, clock, logger,
+// metrics, storage and tracer, which the dispatcher shares with the rest
+// of the service.
+func (c Config) dispatcherConfig() events.DispatcherConfig {
+	return events.DispatcherConfig{
+		AllowInsecureWebhooks: c.AllowInsecureWebhooks,
+		AttemptTimeout:        c.WebhookAttemptTimeout,
+		ClaimBatch:            c.WebhookClaimBatch,
+		Clock:                 c.Clock,
+		Concurrency:           c.WebhookConcurrency,
+		Lease:                 c.WebhookLease,
+		Logger:                c.Logger,
+		Metrics:               c.Metrics,
+		PerStore:              c.WebhookPerStore,
+		PerStoreStart:         c.WebhookPerStoreStart,
+		PollInterval:          c.WebhookPollInterval,
+		Storage:               c.Storage,
+		TracerProvider:        c.TracerProvider,
+		Transport:             c.WebhookTransport,
+	}
 }
 
 // Validate reports every missing, out-of-range or contradictory field of
@@ -150,24 +197,6 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("service: Config."+format, args...)) }
-	// The dispatcher shares these with the rest of the service.
-	d := c.Dispatcher
-	for _, f := range []struct {
-		name       string
-		dispatcher any
-		service    any
-	}{
-		{"AllowInsecureWebhooks", d.AllowInsecureWebhooks, c.AllowInsecureWebhooks},
-		{"Clock", d.Clock, c.Clock},
-		{"Logger", d.Logger, c.Logger},
-		{"Metrics", d.Metrics, c.Metrics},
-		{"Storage", d.Storage, c.Storage},
-		{"TracerProvider", d.TracerProvider, c.TracerProvider},
-	} {
-		if set(f.dispatcher) && !same(f.dispatcher, f.service) {
-			bad("Dispatcher.%s is set; the dispatcher uses Config.%s: leave it unset", f.name, f.name)
-		}
-	}
 	c = c.WithDefaults()
 	if c.Provider == nil {
 		bad("Provider is required")
@@ -194,8 +223,25 @@ func (c Config) Validate() error {
 	if isNilPointer(c.TracerProvider) {
 		bad("TracerProvider is a nil %T; leave the field nil for no tracing", c.TracerProvider)
 	}
-	for _, p := range c.Dispatcher.Problems("Config.Dispatcher") {
-		errs = append(errs, errors.New("service: "+p))
+	for _, f := range []struct {
+		name string
+		bad  bool
+		v    any
+	}{
+		{"WebhookAttemptTimeout", c.WebhookAttemptTimeout < 0, c.WebhookAttemptTimeout},
+		{"WebhookClaimBatch", c.WebhookClaimBatch < 0, c.WebhookClaimBatch},
+		{"WebhookConcurrency", c.WebhookConcurrency < 0, c.WebhookConcurrency},
+		{"WebhookLease", c.WebhookLease < 0, c.WebhookLease},
+		{"WebhookPerStore", c.WebhookPerStore < 0, c.WebhookPerStore},
+		{"WebhookPerStoreStart", c.WebhookPerStoreStart < 0, c.WebhookPerStoreStart},
+		{"WebhookPollInterval", c.WebhookPollInterval < 0, c.WebhookPollInterval},
+	} {
+		if f.bad {
+			bad("%s is %v; it must be positive", f.name, f.v)
+		}
+	}
+	if c.WebhookLease > 0 && c.WebhookAttemptTimeout > 0 && c.WebhookLease <= c.WebhookAttemptTimeout {
+		bad("WebhookLease (%v) must exceed Config.WebhookAttemptTimeout (%v): a lease that lapses mid-attempt lets another process deliver the same event at once", c.WebhookLease, c.WebhookAttemptTimeout)
 	}
 	return errors.Join(errs...)
 }
@@ -208,16 +254,4 @@ func isNilPointer(v any) bool {
 	}
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
-}
-
-// set reports whether v is not its type's zero value.
-func set(v any) bool { return v != nil && !reflect.ValueOf(v).IsZero() }
-
-// same reports whether a and b are the same value, without panicking on
-// values that cannot be compared.
-func same(a, b any) bool {
-	if reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
-		return false
-	}
-	return a == b
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/service"
@@ -148,10 +147,10 @@ func TestStartRunsRetention(t *testing.T) {
 	recent := oldEvent(t, db, st.ID, clock.Now().Add(-time.Hour))
 	svc, err := service.New(service.Config{
 		Clock: clock, Provider: sandbox.New(sandbox.Config{Clock: clock}), Storage: db,
-		Retention:         service.RetentionConfig{Batch: 2, Interval: time.Hour},
-		Dispatcher:        events.DispatcherConfig{PollInterval: time.Hour},
-		ExpireInterval:    time.Hour,
-		ReconcileInterval: time.Hour,
+		Retention:           service.RetentionConfig{Batch: 2, Interval: time.Hour},
+		WebhookPollInterval: time.Hour,
+		ExpireInterval:      time.Hour,
+		ReconcileInterval:   time.Hour,
 	})
 	require.NoError(t, err)
 	require.NoError(t, svc.Start(ctx))

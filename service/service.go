@@ -74,11 +74,10 @@ func New(cfg Config) (*Service, error) {
 	tracer := tracing.Tracer(cfg.TracerProvider)
 	cfg.Storage = traced.Storage(cfg.Storage, tracer)
 	cfg.Provider = traced.Provider(cfg.Provider, tracer)
-	cfg.Dispatcher.Storage = cfg.Storage
 	s := &Service{cfg: cfg, tracer: tracing.OrNoop(cfg.TracerProvider).Tracer(tracing.ScopeName)}
 	s.subs = newSubscribers(cfg.SubscriptionBuffer, cfg.Logger)
 	var err error
-	if s.dispatcher, err = events.NewDispatcher(cfg.Dispatcher); err != nil {
+	if s.dispatcher, err = events.NewDispatcher(cfg.dispatcherConfig()); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	// Every event committed in this process wakes the dispatcher, so its

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/payments"
@@ -48,8 +47,8 @@ func TestNewNamesWhatIsWrong(t *testing.T) {
 			[]string{"Config.AnswerTimeout is 26s; it must be positive and at most 25s"}},
 		{"negative interval", service.Config{ReconcileInterval: -time.Second, Provider: sb, Storage: db}, []string{"Config.ReconcileInterval"}},
 		{"lease within the attempt", service.Config{Provider: sb, Storage: db,
-			Dispatcher: events.DispatcherConfig{AttemptTimeout: time.Minute, Lease: 30 * time.Second}},
-			[]string{"Config.Dispatcher.Lease", "Config.Dispatcher.AttemptTimeout"}},
+			WebhookAttemptTimeout: time.Minute, WebhookLease: 30 * time.Second},
+			[]string{"Config.WebhookLease", "Config.WebhookAttemptTimeout"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -81,11 +80,11 @@ func start(t *testing.T) *bundle {
 		Clock:                 clock,
 		// The workers' own passes stay out of the way; the test drives
 		// what it needs.
-		Dispatcher:        events.DispatcherConfig{PollInterval: time.Hour},
-		ExpireInterval:    time.Hour,
-		Provider:          sandbox.New(sandbox.Config{Clock: clock}),
-		ReconcileInterval: time.Hour,
-		Storage:           openDB(t),
+		ExpireInterval:      time.Hour,
+		Provider:            sandbox.New(sandbox.Config{Clock: clock}),
+		ReconcileInterval:   time.Hour,
+		Storage:             openDB(t),
+		WebhookPollInterval: time.Hour,
 	})
 	require.NoError(t, err)
 	rec := webhookstest.NewRecorder(t, "")

@@ -58,11 +58,12 @@
 // This command has the sandbox only: keelpay's module does not require the
 // Stripe adapter's, so that a store using keelpay's library never fetches
 // stripe-go. The Stripe-enabled reference server is the command
-// github.com/keelpay/keelpay/provider/stripe/cmd/refserver, of the
-// adapter's module, with the same flags, variables and banner; this one
+// github.com/keelpay/keelpay/cmd/refserver-stripe, a module of its own
+// that requires keelpay's and the adapter's, with the same flags,
+// variables and banner; this one
 // refuses -provider stripe, naming it. From a checkout of keelpay:
 //
-//	cd provider/stripe && go run ./cmd/refserver -provider stripe
+//	cd cmd/refserver-stripe && go run . -provider stripe
 //
 // With -provider stripe the payment provider is the Stripe adapter of
 // package provider/stripe, and nothing of sandbox mode is served: no

@@ -30,8 +30,8 @@ func TestStripeNeedsTheStripeCommand(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		require.Error(t, err, "%s", out)
 		assert.True(t, strings.HasPrefix(string(out), "refserver: -provider stripe: this refserver is built without the Stripe adapter"), "%s", out)
-		assert.Contains(t, string(out), "github.com/keelpay/keelpay/provider/stripe/cmd/refserver")
-		assert.Contains(t, string(out), "cd provider/stripe && go run ./cmd/refserver -provider stripe")
+		assert.Contains(t, string(out), "github.com/keelpay/keelpay/cmd/refserver-stripe")
+		assert.Contains(t, string(out), "cd cmd/refserver-stripe && go run . -provider stripe")
 		assert.NoFileExists(t, filepath.Join(cmd.Dir, "keelpay.db"), "refused before opening anything")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/eventshook"
 	"github.com/keelpay/keelpay/keelpaytest"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
@@ -49,7 +51,15 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	store.WebhookURL, store.WebhookSecret = tr.url, secret
 	require.NoError(t, db.StoreInsert(ctx, store))
 	faults := sandbox.NewWebhookFaults()
-	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: clock, Interceptor: faults, Storage: db}))
+	d := mustNew(events.NewDispatcher(events.DispatcherConfig{AllowInsecureWebhooks: true, Clock: clock, Storage: db}))
+	// The dispatcher's loop runs in manual mode: it claims only when the
+	// test asks (eventshook.Deliver), after moving the clock.
+	eventshook.SetInterceptor(d, faults)
+	eventshook.Manual(d)
+	runCtx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { d.Run(runCtx); close(stopped) }()
+	t.Cleanup(func() { stop(); <-stopped })
 
 	intent := func(id, status string) map[string]any {
 		return map[string]any{"id": id, "object": "payment_intent", "status": status, "amount": 4200, "currency": "EUR", "reference": "order-" + id}
@@ -70,7 +80,7 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	for _, pi := range intents {
 		ids = append(ids, insert(keelpay.EventPaymentIntentPaymentFailed, intent(pi, "requires_payment_method")))
 	}
-	n, err := d.RunOnce(ctx)
+	n, err := eventshook.Deliver(ctx, d)
 	require.NoError(t, err)
 	require.Equal(t, 5, n, "claimed and held back")
 	// Then the payments succeeded: delivered at once, twice each.
@@ -78,7 +88,7 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	for _, pi := range intents {
 		ids = append(ids, insert(keelpay.EventPaymentIntentSucceeded, intent(pi, "succeeded")))
 	}
-	_, err = d.RunOnce(ctx)
+	_, err = eventshook.Deliver(ctx, d)
 	require.NoError(t, err)
 	tr.waitServed(t, 10)
 	for _, pi := range intents {
@@ -86,7 +96,7 @@ func TestFulfilledOnceUnderDuplicatesAndReordering(t *testing.T) {
 	}
 	// The held failures arrive last, twice each.
 	clock.Advance(sandbox.ReorderHoldDefault)
-	_, err = d.RunOnce(ctx)
+	_, err = eventshook.Deliver(ctx, d)
 	require.NoError(t, err)
 	tr.waitServed(t, 10)
 

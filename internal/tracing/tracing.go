@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
 )
 
 // ScopeName is the instrumentation scope of every keelpay span.
@@ -64,24 +65,20 @@ func OrNoop(tp trace.TracerProvider) trace.TracerProvider {
 	return tp
 }
 
-// quietKey marks a context whose work makes no spans.
-type quietKey struct{}
-
 // Quiet returns ctx marked so that keelpay's storage instrumentation (the
 // traced storage's spans and PostgreSQL's statement spans) makes no span
 // for the work done with it: for background work that usually finds
 // nothing to do, such as the webhook dispatcher's poll, so that an idle
 // server exports no trace every second. A span already in ctx is hidden
 // from that work.
+//
+// The mark itself is storage.Quiet, which the storage adapters read.
 func Quiet(ctx context.Context) context.Context {
-	return trace.ContextWithSpan(context.WithValue(ctx, quietKey{}, true), NonRecording)
+	return trace.ContextWithSpan(storage.Quiet(ctx), NonRecording)
 }
 
-// IsQuiet reports whether ctx was made by Quiet.
-func IsQuiet(ctx context.Context) bool {
-	q, _ := ctx.Value(quietKey{}).(bool)
-	return q
-}
+// IsQuiet reports whether ctx was made by Quiet (storage.IsQuiet).
+func IsQuiet(ctx context.Context) bool { return storage.IsQuiet(ctx) }
 
 // NonRecording is a span that records nothing: what a quiet context's
 // instrumentation starts.

@@ -107,11 +107,11 @@
 // [WebhookFaults] makes a store's webhook deliveries misbehave on purpose
 // within the delivery contract (duplicates, reordering, delays, failures;
 // see [Faults]), so that a receiver can be rehearsed against what
-// production does by accident. It is handed to the dispatcher as its
-// interceptor (events.DispatcherConfig.Interceptor); the production
-// dispatcher has none:
+// production does by accident. The reference server in sandbox mode puts
+// one in front of its dispatcher's attempts and serves it at
+// /sandbox/webhooks/faults (docs/sandbox.md); the library's dispatcher has
+// no public hook for it, so a production dispatcher never misbehaves:
 //
-//	faults := sandbox.NewWebhookFaults()
-//	svc, err := service.New(service.Config{Dispatcher: events.DispatcherConfig{Interceptor: faults}, ...})
-//	err = faults.Set(storeID, sandbox.Faults{Duplicate: 1, Seed: 1})
+//	curl -X POST $KEELPAY/sandbox/webhooks/faults -H "Authorization: Bearer $SK" \
+//	    -d '{"duplicate": 1, "seed": 1}'
 package sandbox

@@ -84,10 +84,9 @@ func (f Faults) Check() (Faults, error) {
 }
 
 // WebhookFaults holds the delivery faults of each store and applies them
-// to a dispatcher's attempts: hand it to the dispatcher as its
-// Interceptor (events.DispatcherConfig.Interceptor, or
-// service.Config.Dispatcher.Interceptor). Faults live in its memory, so
-// only the dispatchers it was handed to misbehave; other processes
+// to a dispatcher's attempts (Intercept): the reference server installs
+// one on its dispatcher in sandbox mode. Faults live in its memory, so
+// only the dispatchers it was installed on misbehave; other processes
 // deliver normally. It is safe for concurrent use.
 type WebhookFaults struct {
 	faults sync.Map // store id -> Faults

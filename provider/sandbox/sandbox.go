@@ -48,7 +48,7 @@ type Config struct {
 	// Path is the sandbox's own SQLite file, where it keeps saved cards,
 	// charges, voids, refunds, 3D Secure challenges and unknown outcomes,
 	// so that a sandbox reopened on it after a crash answers every lookup
-	// as before. It is created if missing. Default "": a private in-memory
+	// as the crashed one would have. It is created if missing. Default "": a private in-memory
 	// database that lives as long as the Sandbox, for tests.
 	Path string
 }

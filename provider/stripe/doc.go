@@ -1,9 +1,10 @@
 // Package stripe is keelpay's adapter for Stripe, on Stripe's official Go
 // library (stripe-go). It is a module of its own, which requires keelpay's
 // and is not required by it, so that a service that does not use Stripe
-// never downloads stripe-go. The reference server with Stripe is this
-// module's command cmd/refserver: with -provider stripe it builds the
-// adapter from the environment and mounts its routes as below.
+// never downloads stripe-go. The reference server with Stripe is the
+// command cmd/refserver-stripe, a module of its own: with -provider stripe
+// it builds the adapter from the environment and mounts its routes as
+// below.
 //
 //	p, err := stripe.New(stripe.Config{
 //		Accounts: []stripe.Account{{ID: "acct_...", Key: "rk_live_...",

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/tracing"
+	"github.com/keelpay/keelpay/storage"
 )
 
 // pgxTracer makes a client span of each statement ("postgres SELECT"),
@@ -45,11 +45,16 @@ func newPgxTracer(tp trace.TracerProvider) pgx.QueryTracer {
 
 var dbSystem = attribute.String("db.system.name", "postgresql")
 
+// nonRecording is a span that records nothing: the span of a statement
+// made with a quiet context (storage.Quiet).
+var nonRecording = trace.SpanFromContext(context.Background())
+
 func (t pgxTracer) start(ctx context.Context, name string) (context.Context, trace.Span) {
-	if tracing.IsQuiet(ctx) {
-		// Work that makes no spans (an idle dispatcher's poll): the
-		// context's span is already the non-recording one.
-		return ctx, tracing.NonRecording
+	if storage.IsQuiet(ctx) {
+		// Work that makes no spans (an idle dispatcher's poll). The
+		// context gets a span that records nothing, so that the end hooks
+		// end that one and never the caller's.
+		return trace.ContextWithSpan(ctx, nonRecording), nonRecording
 	}
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(dbSystem))
 }

@@ -10,7 +10,8 @@
 // To test a receiver rather than a sender, let keelpay's dispatcher
 // misbehave on purpose within the delivery contract (at least once, in any
 // order, same webhook-id and body bytes) with the sandbox's delivery
-// faults (provider/sandbox.WebhookFaults, the dispatcher's Interceptor),
+// faults (provider/sandbox.WebhookFaults; the reference server's
+// /sandbox/webhooks/faults),
 // and check that the receiver's effects happen once: the receiver example's
 // faults_test.go fulfils each order once while every event arrives twice
 // and failures arrive after successes. See docs/sandbox.md.

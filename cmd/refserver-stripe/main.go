@@ -1,14 +1,15 @@
 // Command refserver is keelpay's reference server with the Stripe adapter
 // linked in: the command github.com/keelpay/keelpay/cmd/refserver, whose
 // documentation gives every flag and variable, with -provider stripe (or
-// KEELPAY_PROVIDER=stripe) added. It is built by the adapter's module so
-// that keelpay's own module never requires the adapter, nor stripe-go.
+// KEELPAY_PROVIDER=stripe) added. It is a module of its own, above both
+// keelpay's and the adapter's, so that keelpay's module never requires the
+// adapter, nor stripe-go, and the adapter's module holds the adapter only.
 //
-//	go install github.com/keelpay/keelpay/provider/stripe/cmd/refserver@latest
+//	go install github.com/keelpay/keelpay/cmd/refserver-stripe@latest
 //
 // or, from a checkout of keelpay:
 //
-//	cd provider/stripe && go run ./cmd/refserver -provider stripe
+//	cd cmd/refserver-stripe && go run . -provider stripe
 //
 // Without -provider stripe it serves sandbox mode, as the other command
 // does. With it, the account and its secrets come from the environment

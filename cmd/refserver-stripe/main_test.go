@@ -1,8 +1,8 @@
 package main
 
 // The helpers of the reference server's own tests (cmd/refserver of
-// keelpay's module), for this build of it: the tests run the built binary,
-// as an operator does.
+// keelpay's module), for the Stripe-enabled build: the tests run the
+// built binary, as an operator does.
 
 import (
 	"bufio"
