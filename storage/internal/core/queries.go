@@ -192,7 +192,10 @@ type SQL struct {
 	// reads as those columns.
 	IntentSelect string
 
-	intentUpdate *intentUpdate // see Init
+	// intentUpdate is the UPDATE of PaymentIntentUpdate, derived from the
+	// columns (see Standard); Versioned with IntentExists.
+	intentUpdate string
+	compiled     bool
 }
 
 // Queries implements the part of storage.Executor that is the same for
@@ -209,12 +212,20 @@ type Queries struct {
 	SQL *SQL
 }
 
-// Init derives from the column lists the queries that are built rather
-// than written (the update of a payment intent), in d's placeholders. An
-// adapter calls it once, before any NewQueries with s.
-func (s *SQL) Init(d Dialect) {
-	u := newIntentUpdate(d)
-	s.intentUpdate = &u
+// Init compiles the named parameters of s's queries into d's placeholders
+// (see Params). It fails when a query names a parameter its caller does
+// not pass, or its caller passes one that no statement of it uses, or a
+// checked write starts with WITH. An adapter calls it once (Standard
+// does), before any NewQueries with s; calling it again does nothing.
+func (s *SQL) Init(d Dialect) error {
+	if s.compiled {
+		return nil
+	}
+	if err := compile(d, s.named()); err != nil {
+		return err
+	}
+	s.compiled = true
+	return nil
 }
 
 // NewQueries returns Queries on r and w with the SQL of s (see Init).
@@ -479,18 +490,11 @@ func (q *Queries) PaymentIntentGetByAttempt(ctx context.Context, attemptID strin
 func (q *Queries) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error {
 	next := *pi
 	next.Version = expectedVersion + 1
-	values, err := q.IntentValues(&next)
+	args, err := intentTable.updateArgs(q.Records, rowOf(&next), expectedVersion)
 	if err != nil {
 		return err
 	}
-	u := q.SQL.intentUpdate
-	args := make([]any, 0, len(u.keep)+3)
-	args = append(args, pi.ID, pi.StoreID)
-	for _, i := range u.keep {
-		args = append(args, values[i])
-	}
-	args = append(args, expectedVersion)
-	err = q.versioned(ctx, u.sql, q.SQL.IntentExists, args,
+	err = q.versioned(ctx, q.SQL.intentUpdate, q.SQL.IntentExists, args,
 		fmt.Errorf("%w: payment intent %s is no longer at version %d", storage.ErrConflict, pi.ID, expectedVersion))
 	if err != nil {
 		return err
@@ -615,24 +619,18 @@ func (q *Queries) RefundGetByAttempt(ctx context.Context, attemptID string) (*ke
 
 // RefundUpdate implements storage.Executor.
 func (q *Queries) RefundUpdate(ctx context.Context, r *keelpay.Refund, expectedVersion int64) error {
-	metadata, err := q.D.Metadata(r.Metadata)
+	next := *r
+	next.Version = expectedVersion + 1
+	args, err := refundTable.updateArgs(q.Records, &next, expectedVersion)
 	if err != nil {
 		return err
 	}
-	lastError, err := q.D.LastError(r.LastError)
-	if err != nil {
-		return err
-	}
-	d := q.D
-	err = q.versioned(ctx, q.SQL.RefundUpdate, q.SQL.RefundExistsForUpdate,
-		[]any{r.Amount, r.Currency, r.Reason, metadata, string(r.Status), r.Attempts, r.AttemptID,
-			d.Time(r.LastSentAt), lastError, d.Time(r.ReconcileAt), r.ReconcileCount, d.Time(r.SucceededAt), d.Time(r.UpdatedAt),
-			expectedVersion, r.StoreID, r.ID},
+	err = q.versioned(ctx, q.SQL.RefundUpdate, q.SQL.RefundExistsForUpdate, args,
 		fmt.Errorf("%w: refund %s is no longer at version %d", storage.ErrConflict, r.ID, expectedVersion))
 	if err != nil {
 		return err
 	}
-	r.Version = expectedVersion + 1
+	r.Version = next.Version
 	return nil
 }
 
@@ -720,17 +718,20 @@ func (q *Queries) StoreGetByPublishableKey(ctx context.Context, key string) (*ke
 
 // StoreUpdate implements storage.Executor.
 func (q *Queries) StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVersion int64) error {
-	v := q.StoreValues(s)
-	// The values of StoreValues but the id, the version and created_at.
-	args := []any{v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], expectedVersion, v[11], s.ID}
-	err := q.W.WriteStores(ctx, func(w Conn) error {
+	next := *s
+	next.Version = expectedVersion + 1
+	args, err := storeTable.updateArgs(q.Records, &next, expectedVersion)
+	if err != nil {
+		return err
+	}
+	err = q.W.WriteStores(ctx, func(w Conn) error {
 		return w.Send(ctx, q.SQL.StoreUpdate, q.SQL.StoreExists, args, storage.ErrNotFound,
 			fmt.Errorf("%w: store %s is no longer at version %d", storage.ErrConflict, s.ID, expectedVersion))
 	})
 	if err != nil {
 		return err
 	}
-	s.Version = expectedVersion + 1
+	s.Version = next.Version
 	return nil
 }
 
