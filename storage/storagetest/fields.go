@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/storage"
 )
 
 // filler sets every exported field of a record to a value no other field
@@ -70,9 +71,23 @@ func filled[T any](f *filler, keep func(*T)) *T {
 	return r
 }
 
+// roundTrip writes want with write, reads it back with read, and fails t
+// when what it reads differs.
+func roundTrip[T any](t *testing.T, step string, want *T, write func(*T) error, read func() (*T, error)) {
+	t.Helper()
+	require.NoError(t, write(want), step)
+	got, err := read()
+	require.NoError(t, err, step)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", step, diff)
+	}
+}
+
 // testFields round-trips records with every field set, each to its own
 // value: a column whose value and destination disagree, or a field that
-// no column stores, fails here.
+// no column stores, fails here. An update writes every field but the
+// record's identity and what it never changes (its creation, an intent's
+// client secret, a refund's intent).
 func testFields(t *testing.T, newStorage NewStorage) {
 	ctx := context.Background()
 	db := newStorage(t)
@@ -81,82 +96,48 @@ func testFields(t *testing.T, newStorage NewStorage) {
 
 	t.Run("PaymentIntent", func(t *testing.T) {
 		pi := filled(f, func(pi *keelpay.PaymentIntent) { pi.StoreID = s.ID })
-		require.NoError(t, db.PaymentIntentInsert(ctx, pi))
-		got, err := db.PaymentIntentGet(ctx, s.ID, pi.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(pi, got); diff != "" {
-			t.Errorf("insert, get (-want +got):\n%s", diff)
-		}
-		// An update writes every field but the intent's identity, its
-		// creation and its client secret.
+		get := func() (*keelpay.PaymentIntent, error) { return db.PaymentIntentGet(ctx, s.ID, pi.ID) }
+		roundTrip(t, "insert", pi, func(pi *keelpay.PaymentIntent) error { return db.PaymentIntentInsert(ctx, pi) }, get)
 		next := filled(f, func(n *keelpay.PaymentIntent) {
 			n.ID, n.StoreID, n.CreatedAt, n.ClientSecret = pi.ID, pi.StoreID, pi.CreatedAt, pi.ClientSecret
 		})
-		expected := pi.Version
-		require.NoError(t, db.PaymentIntentUpdate(ctx, next, expected))
-		require.Equal(t, expected+1, next.Version)
-		got, err = db.PaymentIntentGet(ctx, s.ID, pi.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(next, got); diff != "" {
-			t.Errorf("update, get (-want +got):\n%s", diff)
-		}
+		roundTrip(t, "update", next, func(n *keelpay.PaymentIntent) error { return db.PaymentIntentUpdate(ctx, n, pi.Version) }, get)
+		require.Equal(t, pi.Version+1, next.Version)
 	})
 
 	t.Run("Refund", func(t *testing.T) {
 		r := filled(f, func(r *keelpay.Refund) { r.StoreID = s.ID })
-		require.NoError(t, db.RefundInsert(ctx, r))
-		got, err := db.RefundGet(ctx, s.ID, r.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(r, got); diff != "" {
-			t.Errorf("insert, get (-want +got):\n%s", diff)
-		}
+		get := func() (*keelpay.Refund, error) { return db.RefundGet(ctx, s.ID, r.ID) }
+		roundTrip(t, "insert", r, func(r *keelpay.Refund) error { return db.RefundInsert(ctx, r) }, get)
 		next := filled(f, func(n *keelpay.Refund) {
 			n.ID, n.StoreID, n.PaymentIntentID, n.CreatedAt = r.ID, r.StoreID, r.PaymentIntentID, r.CreatedAt
 		})
-		expected := r.Version
-		require.NoError(t, db.RefundUpdate(ctx, next, expected))
-		got, err = db.RefundGet(ctx, s.ID, r.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(next, got); diff != "" {
-			t.Errorf("update, get (-want +got):\n%s", diff)
-		}
+		roundTrip(t, "update", next, func(n *keelpay.Refund) error { return db.RefundUpdate(ctx, n, r.Version) }, get)
 	})
 
 	t.Run("Store", func(t *testing.T) {
 		st := filled(f, func(*keelpay.Store) {})
-		require.NoError(t, db.StoreInsert(ctx, st))
-		got, err := db.StoreGetByID(ctx, st.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(st, got); diff != "" {
-			t.Errorf("insert, get (-want +got):\n%s", diff)
-		}
+		get := func() (*keelpay.Store, error) { return db.StoreGetByID(ctx, st.ID) }
+		roundTrip(t, "insert", st, func(st *keelpay.Store) error { return db.StoreInsert(ctx, st) }, get)
 		next := filled(f, func(n *keelpay.Store) { n.ID, n.CreatedAt = st.ID, st.CreatedAt })
-		expected := st.Version
-		require.NoError(t, db.StoreUpdate(ctx, next, expected))
-		got, err = db.StoreGetByID(ctx, st.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(next, got); diff != "" {
-			t.Errorf("update, get (-want +got):\n%s", diff)
-		}
+		roundTrip(t, "update", next, func(n *keelpay.Store) error { return db.StoreUpdate(ctx, n, st.Version) }, get)
 	})
 
 	t.Run("CardSession", func(t *testing.T) {
 		cs := filled(f, func(cs *keelpay.CardSession) { cs.StoreID = s.ID })
-		require.NoError(t, db.CardSessionInsert(ctx, cs))
-		got, err := db.CardSessionGet(ctx, s.ID, cs.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(cs, got); diff != "" {
-			t.Errorf("insert, get (-want +got):\n%s", diff)
-		}
+		roundTrip(t, "insert", cs, func(cs *keelpay.CardSession) error { return db.CardSessionInsert(ctx, cs) },
+			func() (*keelpay.CardSession, error) { return db.CardSessionGet(ctx, s.ID, cs.ID) })
 	})
 
 	t.Run("Card", func(t *testing.T) {
 		c := filled(f, func(c *keelpay.Card) { c.StoreID = s.ID })
-		require.NoError(t, db.CardInsert(ctx, c))
-		got, err := db.CardGet(ctx, s.ID, c.ID)
-		require.NoError(t, err)
-		if diff := cmp.Diff(c, got); diff != "" {
-			t.Errorf("insert, get (-want +got):\n%s", diff)
-		}
+		roundTrip(t, "insert", c, func(c *keelpay.Card) error { return db.CardInsert(ctx, c) },
+			func() (*keelpay.Card, error) { return db.CardGet(ctx, s.ID, c.ID) })
+	})
+
+	t.Run("AttemptCheck", func(t *testing.T) {
+		a := filled(f, func(a *storage.AttemptCheck) { a.StoreID = s.ID })
+		roundTrip(t, "insert", a, func(a *storage.AttemptCheck) error { return db.AttemptCheckInsert(ctx, a) },
+			func() (*storage.AttemptCheck, error) { return db.AttemptCheckGet(ctx, a.AttemptID) })
 	})
 }

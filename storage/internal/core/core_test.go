@@ -101,3 +101,27 @@ func TestMigrations(t *testing.T) {
 		t.Error("a file without a number is a migration")
 	}
 }
+
+// The update of an intent sets every column but its identity, creation
+// and client secret, and finds the row by id, store and version.
+func TestIntentUpdate(t *testing.T) {
+	s := adapterSQL()
+	if err := s.Standard(testDialect{}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(updateParams(&intentTable))
+	if want := len(intentTable.cols) - 4 + 3; n != want {
+		t.Fatalf("%d parameters, want %d", n, want)
+	}
+	set, where, ok := strings.Cut(s.intentUpdate, "WHERE")
+	if !ok || strings.TrimSpace(where) != "id = ?1 AND store_id = ?2 AND version = ?"+strconv.Itoa(n) {
+		t.Fatalf("update: %s", s.intentUpdate)
+	}
+	set = strings.TrimPrefix(strings.TrimSpace(set), "UPDATE payment_intents SET ")
+	for _, a := range strings.Split(set, ",") {
+		switch col, _, _ := strings.Cut(strings.TrimSpace(a), " = "); col {
+		case "id", "store_id", "created_at", "client_secret":
+			t.Errorf("sets %s", col)
+		}
+	}
+}

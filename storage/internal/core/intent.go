@@ -82,10 +82,15 @@ var intentNotStored = []string{}
 // order of intentTable.
 var IntentColumns = intentTable.list()
 
-// rowOf returns pi as an intentRow, its optional parts copied in (an
-// absent one as empty).
-func rowOf(pi *keelpay.PaymentIntent) *intentRow {
-	x := &intentRow{pi: *pi}
+// intentRows recycles the intentRow that the values of an intent are
+// read from: the values hold copies, not pointers into it.
+var intentRows = sync.Pool{New: func() any { return new(intentRow) }}
+
+// intentValues appends pi's values of the columns p picks to out (see
+// table.values), its optional parts absent as empty columns.
+func (r Records) intentValues(pi *keelpay.PaymentIntent, out []any, p pick) ([]any, error) {
+	x := intentRows.Get().(*intentRow)
+	*x = intentRow{pi: *pi}
 	if pi.Billing != nil {
 		x.billing = *pi.Billing
 	}
@@ -98,14 +103,31 @@ func rowOf(pi *keelpay.PaymentIntent) *intentRow {
 	if pi.NextAction != nil {
 		x.na = *pi.NextAction
 	}
-	return x
+	out, err := intentTable.values(r, x, out, p)
+	*x = intentRow{} // the pool keeps no reference into the intent
+	intentRows.Put(x)
+	return out, err
 }
 
 // SealedIntentValues returns pi's values in the order of IntentColumns,
 // its client secret, its customer's personal data and its billing
 // details sealed: the values of an insert.
 func (r Records) SealedIntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
-	return intentTable.values(r, rowOf(pi), make([]any, 0, len(intentTable.cols)), pickAll)
+	return r.intentValues(pi, make([]any, 0, len(intentTable.cols)), pickAll)
+}
+
+// intentUpdateArgs returns the arguments of the update of an intent
+// (intentTable.update) that writes next, found at expectedVersion.
+func (r Records) intentUpdateArgs(next *keelpay.PaymentIntent, expectedVersion int64) ([]any, error) {
+	args := make([]any, 0, len(intentTable.cols)+1)
+	args, err := r.intentValues(next, args, pickKeys)
+	if err == nil {
+		args, err = r.intentValues(next, args, pickUpdated)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(args, expectedVersion), nil
 }
 
 // intentDsts recycles the destinations of ScanIntent: one for each column
