@@ -85,4 +85,10 @@ func TestRecordFieldsStored(t *testing.T) {
 	checkStored(t, &storeTable, s, reflect.ValueOf(s).Elem(), nil, nil)
 	a := new(storage.AttemptCheck)
 	checkStored(t, &attemptCheckTable, a, reflect.ValueOf(a).Elem(), nil, nil)
+	e := new(keelpay.Event)
+	checkStored(t, &eventTable, e, reflect.ValueOf(e).Elem(), nil, nil)
+	da := new(keelpay.DeliveryAttempt)
+	checkStored(t, &deliveryAttemptTable, da, reflect.ValueOf(da).Elem(), nil, nil)
+	k := new(storage.IdempotencyRecord)
+	checkStored(t, &idempotencyTable, k, reflect.ValueOf(k).Elem(), nil, nil)
 }

@@ -224,42 +224,70 @@ func (r Records) ScanAttemptCheck(row Row) (*storage.AttemptCheck, error) {
 
 // Events and deliveries.
 
+// eventTable declares the columns of an event with its delivery, of
+// events e joined to deliveries d: they are read, not written (an
+// adapter inserts an event with its own statements, EventInsert).
+var eventTable = table[keelpay.Event]{
+	id: func(e *keelpay.Event) string { return e.ID },
+	cols: []column[keelpay.Event]{
+		col("e.id", kText, func(e *keelpay.Event) any { return &e.ID }),
+		col("e.store_id", kText, func(e *keelpay.Event) any { return &e.StoreID }),
+		col("e.type", kText, func(e *keelpay.Event) any { return (*string)(&e.Type) }),
+		col("e.body", kBytes, func(e *keelpay.Event) any { return (*[]byte)(&e.Body) }),
+		col("e.created_at", kTime, func(e *keelpay.Event) any { return &e.CreatedAt }),
+		col("d.status", kText, func(e *keelpay.Event) any { return (*string)(&e.Delivery.Status) }),
+		col("d.attempts", kInt, func(e *keelpay.Event) any { return &e.Delivery.Attempts }),
+		col("d.last_attempt_at", kTime, func(e *keelpay.Event) any { return &e.Delivery.LastAttemptAt }),
+		col("d.next_attempt_at", kTime, func(e *keelpay.Event) any { return &e.Delivery.NextAttemptAt }),
+		col("d.last_status_code", kInt, func(e *keelpay.Event) any { return &e.Delivery.LastStatusCode }),
+		col("d.last_failure", kText, func(e *keelpay.Event) any { return (*string)(&e.Delivery.LastFailure) }),
+	},
+}
+
 // EventColumns are the columns of an event with its delivery, of events e
 // joined to deliveries d.
-const EventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
-	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
+var EventColumns = eventTable.list()
 
 // ScanEvent reads an event with its delivery. The next attempt is kept
 // only while the delivery is pending.
 func (r Records) ScanEvent(row Row) (*keelpay.Event, error) {
 	var e keelpay.Event
-	var body []byte
-	var next time.Time
-	err := row.Scan(&e.ID, &e.StoreID, (*string)(&e.Type), &body, r.D.TimeDst(&e.CreatedAt),
-		(*string)(&e.Delivery.Status), &e.Delivery.Attempts, r.D.TimeDst(&e.Delivery.LastAttemptAt), r.D.TimeDst(&next),
-		&e.Delivery.LastStatusCode, (*string)(&e.Delivery.LastFailure))
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := eventTable.scan(r, row, &e); err != nil {
+		return nil, err
 	}
-	e.Body = body
-	if e.Delivery.Status == keelpay.DeliveryPending {
-		e.Delivery.NextAttemptAt = next
+	if e.Delivery.Status != keelpay.DeliveryPending {
+		e.Delivery.NextAttemptAt = time.Time{}
 	}
 	return &e, nil
 }
 
+// deliveryAttemptTable declares the columns of a delivery attempt, read
+// back (an adapter records attempts with its own statements). duration_us
+// is the duration in microseconds (see ScanDeliveryAttempt).
+var deliveryAttemptTable = table[keelpay.DeliveryAttempt]{
+	id: func(a *keelpay.DeliveryAttempt) string { return a.ID },
+	cols: []column[keelpay.DeliveryAttempt]{
+		col("id", kText, func(a *keelpay.DeliveryAttempt) any { return &a.ID }),
+		col("event_id", kText, func(a *keelpay.DeliveryAttempt) any { return &a.EventID }),
+		col("store_id", kText, func(a *keelpay.DeliveryAttempt) any { return &a.StoreID }),
+		col("started_at", kTime, func(a *keelpay.DeliveryAttempt) any { return &a.StartedAt }),
+		col("duration_us", kInt64, func(a *keelpay.DeliveryAttempt) any { return (*int64)(&a.Duration) }),
+		col("status_code", kInt, func(a *keelpay.DeliveryAttempt) any { return &a.StatusCode }),
+		col("failure", kText, func(a *keelpay.DeliveryAttempt) any { return (*string)(&a.Failure) }),
+		col("response_body", kText, func(a *keelpay.DeliveryAttempt) any { return &a.ResponseBody }),
+	},
+}
+
 // DeliveryAttemptColumns are the columns of a delivery attempt.
-const DeliveryAttemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
+var DeliveryAttemptColumns = deliveryAttemptTable.list()
 
 // ScanDeliveryAttempt reads a delivery attempt.
 func (r Records) ScanDeliveryAttempt(row Row) (*keelpay.DeliveryAttempt, error) {
 	var a keelpay.DeliveryAttempt
-	var dur int64
-	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, r.D.TimeDst(&a.StartedAt), &dur, &a.StatusCode, (*string)(&a.Failure), &a.ResponseBody)
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := deliveryAttemptTable.scan(r, row, &a); err != nil {
+		return nil, err
 	}
-	a.Duration = time.Duration(dur) * time.Microsecond
+	a.Duration *= time.Microsecond // read as microseconds
 	return &a, nil
 }
 
@@ -306,18 +334,36 @@ func (s *JobScanner) Scan(row Row, extra ...any) (*storage.DeliveryJob, error) {
 
 // Idempotency keys.
 
+// idempotencyTable declares the columns of an idempotency record, read
+// back (the writes of a record are statements of their own). Its body is
+// sealed as a blob (see ScanIdempotency).
+var idempotencyTable = table[storage.IdempotencyRecord]{
+	id: func(k *storage.IdempotencyRecord) string { return k.Key },
+	cols: []column[storage.IdempotencyRecord]{
+		col("store_id", kText, func(k *storage.IdempotencyRecord) any { return &k.StoreID }),
+		col("key", kText, func(k *storage.IdempotencyRecord) any { return &k.Key }),
+		col("fingerprint", kBytes, func(k *storage.IdempotencyRecord) any { return &k.Fingerprint }),
+		col("lock_token", kText, func(k *storage.IdempotencyRecord) any { return &k.LockToken }),
+		col("locked_until", kTime, func(k *storage.IdempotencyRecord) any { return &k.LockedUntil }),
+		col("status", kInt, func(k *storage.IdempotencyRecord) any { return &k.Status }),
+		col("body", kBytes, func(k *storage.IdempotencyRecord) any { return &k.Body }),
+		col("created_at", kTime, func(k *storage.IdempotencyRecord) any { return &k.CreatedAt }),
+		col("expires_at", kTime, func(k *storage.IdempotencyRecord) any { return &k.ExpiresAt }),
+		col("recovery_point", kText, func(k *storage.IdempotencyRecord) any { return &k.RecoveryPoint }),
+		col("object_id", kText, func(k *storage.IdempotencyRecord) any { return &k.ObjectID }),
+	},
+}
+
 // IdempotencyColumns are the columns of an idempotency record.
-const IdempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
-	status, body, created_at, expires_at, recovery_point, object_id`
+var IdempotencyColumns = idempotencyTable.list()
 
 // ScanIdempotency reads an idempotency record and opens its stored
 // response. A record without one has a nil Body.
 func (r Records) ScanIdempotency(row Row) (*storage.IdempotencyRecord, error) {
 	var k storage.IdempotencyRecord
-	err := row.Scan(&k.StoreID, &k.Key, &k.Fingerprint, &k.LockToken, r.D.TimeDst(&k.LockedUntil),
-		&k.Status, &k.Body, r.D.TimeDst(&k.CreatedAt), r.D.TimeDst(&k.ExpiresAt), &k.RecoveryPoint, &k.ObjectID)
+	err := idempotencyTable.scan(r, row, &k)
 	if err != nil {
-		return nil, r.D.MapErr(err)
+		return nil, err
 	}
 	if len(k.Body) == 0 {
 		k.Body = nil
