@@ -27,9 +27,10 @@ type namedQuery struct {
 	checked bool
 }
 
-// named lists every query of s that takes parameters or may, with the
-// Params its caller in [Queries] passes. Init compiles each of them; a
-// query of SQL missing here is an error of Init (see TestEveryQueryIsNamed).
+// named lists every query of s, with the Params its caller in [Queries]
+// passes, in the order of the values it passes. Init compiles each of
+// them; CheckSQL, which each adapter's tests run, fails on a query of SQL
+// missing here.
 func (s *SQL) named() []namedQuery {
 	one := func(name string, q *string, p ...string) namedQuery {
 		return namedQuery{name, []*string{q}, p, false}

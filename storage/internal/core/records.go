@@ -149,8 +149,8 @@ func (r Records) ScanRefund(row Row) (*keelpay.Refund, error) {
 
 // Stores.
 
-// storeTable declares the columns of a store. client_secret, which older
-// versions kept, is not among them: it is always empty.
+// storeTable declares the columns of a store. The table's client_secret
+// column is not among them: it is always empty.
 var storeTable = table[keelpay.Store]{
 	id: func(s *keelpay.Store) string { return s.ID },
 	cols: []column[keelpay.Store]{
