@@ -51,38 +51,38 @@ const claimDueQuery = `WITH RECURSIVE pending_stores AS (
 		FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
 	), leased AS (
 		SELECT store_id, count(*) AS n FROM deliveries
-		WHERE lease_token <> '' AND status = 'pending' AND lease_until > $3
+		WHERE lease_token <> '' AND status = 'pending' AND lease_until > @now
 		GROUP BY store_id
 	), caps AS (
-		SELECT * FROM unnest($6::text[], $7::int[]) AS c(store_id, cap)
+		SELECT * FROM unnest(@caps::text[], @caps_more::int[]) AS c(store_id, cap)
 	), room AS (
-		SELECT ps.store_id, coalesce(k.cap, $4) - coalesce(l.n, 0) AS n
+		SELECT ps.store_id, coalesce(k.cap, @per_store) - coalesce(l.n, 0) AS n
 		FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
 		LEFT JOIN caps k ON k.store_id = ps.store_id
-		WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < coalesce(k.cap, $4)
+		WHERE ps.store_id IS NOT NULL AND coalesce(l.n, 0) < coalesce(k.cap, @per_store)
 	), ranked AS (
 		SELECT r.store_id FROM room r
 		CROSS JOIN LATERAL (
 			SELECT event_id, next_attempt_at FROM deliveries
-			WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+			WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= @now AND lease_until <= @now
 			ORDER BY next_attempt_at, event_id
 			LIMIT r.n
 		) c
 		ORDER BY row_number() OVER (PARTITION BY r.store_id ORDER BY c.next_attempt_at, c.event_id),
 			c.next_attempt_at, c.event_id
-		LIMIT $5
+		LIMIT @limit
 	), shares AS (
 		SELECT store_id, count(*) AS n FROM ranked GROUP BY store_id
 	), picked AS (
 		SELECT c.event_id FROM shares sh CROSS JOIN LATERAL (
 			SELECT event_id FROM deliveries
-			WHERE store_id = sh.store_id AND status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+			WHERE store_id = sh.store_id AND status = 'pending' AND next_attempt_at <= @now AND lease_until <= @now
 			ORDER BY next_attempt_at, event_id
 			LIMIT sh.n
 			FOR UPDATE SKIP LOCKED
 		) c
 	)
-	UPDATE deliveries d SET lease_token = $1, lease_until = $2
+	UPDATE deliveries d SET lease_token = @lease_token, lease_until = @lease_until
 	FROM picked, events e, stores s
 	WHERE d.event_id = picked.event_id AND e.id = d.event_id AND s.id = d.store_id
 	RETURNING ` + core.JobColumns + `, d.next_attempt_at`

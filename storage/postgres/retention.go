@@ -36,8 +36,8 @@ const eventPurge = `WITH doomed AS (` + eventPurgeQuery + `),
 // and expired before a time, found on card_sessions_unused_expiry and
 // deleted by key (an array, as in eventPurge).
 const cardSessionPurge = `WITH picked AS (SELECT array_agg(id) AS ids FROM (
-		SELECT id FROM card_sessions WHERE status <> 'completed' AND expires_at < $1
-		ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) x)
+		SELECT id FROM card_sessions WHERE status <> 'completed' AND expires_at < @before
+		ORDER BY expires_at LIMIT @limit FOR UPDATE SKIP LOCKED) x)
 	DELETE FROM card_sessions WHERE id = ANY ((SELECT ids FROM picked)::text[])`
 
 func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (int, error) {

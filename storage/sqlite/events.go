@@ -18,7 +18,7 @@ import (
 func (q *queries) EventList(ctx context.Context, p storage.EventListParams) ([]*keelpay.Event, bool, error) {
 	var seq int64
 	if cursor := cmp.Or(p.EndingBefore, p.StartingAfter); cursor != "" {
-		err := q.r.QueryRowContext(ctx, eventSeqQuery, p.StoreID, cursor).Scan(&seq)
+		err := q.r.QueryRowContext(ctx, sqlText.EventSeq, p.StoreID, cursor).Scan(&seq)
 		if err != nil {
 			return nil, false, mapErr(err)
 		}
@@ -85,10 +85,6 @@ func scanEventPage(rows *sql.Rows, storeID string, n int) ([]*keelpay.Event, err
 	return out, nil
 }
 
-// eventSeqQuery finds a list cursor's place (through the unique index of
-// event ids).
-const eventSeqQuery = `SELECT seq FROM events WHERE store_id = ? AND id = ?`
-
 // eventListQuery is the query of a page of events: one of eight texts
 // (type or not; after, before or neither cursor, whose seq is given),
 // each a walk of the (store_id, seq) or (store_id, type, seq) index from
@@ -133,13 +129,13 @@ func eventListQuery(p storage.EventListParams, seq int64) (query string, args []
 // any store's second, so a store with a backlog cannot fill a claim
 // while another has one delivery due.
 //
-// The limits are written "?7 + 0" and "?5 + 0", not as bare
+// The limits are written "@caps_more + 0" and "@limit + 0", not as bare
 // parameters: SQLite plans a LIMIT of a bare parameter with its
 // value and prepares the statement again whenever the value
 // changes, and the dispatcher's limit (its free slots) changes
 // from one claim to the next. Preparing this statement cost more
 // than running it.
-const claimDueQuery = `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
+const claimDueQuery = `UPDATE deliveries SET lease_token = @lease_token, lease_until = @lease_until
 	WHERE event_id IN (
 		WITH RECURSIVE pending_stores(store_id) AS (
 			SELECT min(store_id) FROM deliveries INDEXED BY deliveries_store_due WHERE status = 'pending'
@@ -149,12 +145,12 @@ const claimDueQuery = `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
 			FROM pending_stores WHERE pending_stores.store_id IS NOT NULL
 		), leased AS (
 			SELECT store_id, count(*) AS n FROM deliveries INDEXED BY deliveries_leased
-			WHERE lease_token <> '' AND lease_until > ?3 AND status = 'pending'
+			WHERE lease_token <> '' AND lease_until > @now AND status = 'pending'
 			GROUP BY store_id
 		), caps(store_id, cap) AS MATERIALIZED (
-			SELECT value ->> 's', value ->> 'c' FROM json_each(?6)
+			SELECT value ->> 's', value ->> 'c' FROM json_each(@caps)
 		), room AS (
-			SELECT ps.store_id, coalesce(k.cap, ?4) - coalesce(l.n, 0) AS n
+			SELECT ps.store_id, coalesce(k.cap, @per_store) - coalesce(l.n, 0) AS n
 			FROM pending_stores ps LEFT JOIN leased l ON l.store_id = ps.store_id
 			LEFT JOIN caps k ON k.store_id = ps.store_id
 			WHERE ps.store_id IS NOT NULL
@@ -164,13 +160,13 @@ const claimDueQuery = `UPDATE deliveries SET lease_token = ?1, lease_until = ?2
 			FROM room r
 			JOIN deliveries d ON d.event_id IN (
 				SELECT event_id FROM deliveries INDEXED BY deliveries_store_due
-				WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= ?3 AND lease_until <= ?3
-				ORDER BY next_attempt_at, event_id LIMIT ?7 + 0)
+				WHERE store_id = r.store_id AND status = 'pending' AND next_attempt_at <= @now AND lease_until <= @now
+				ORDER BY next_attempt_at, event_id LIMIT @caps_more + 0)
 			WHERE r.n > 0
 		)
 		SELECT event_id FROM candidates WHERE rn <= n
 		ORDER BY rn, next_attempt_at, event_id
-		LIMIT ?5 + 0
+		LIMIT @limit + 0
 	)`
 
 // storeCaps returns p.StoreCaps as the JSON array the claim reads, and the

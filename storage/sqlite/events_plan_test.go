@@ -36,7 +36,7 @@ func TestEventListQueriesSearchAnIndex(t *testing.T) {
 		return queryPlan(t, db, query, args...)
 	}
 
-	got := plan(eventSeqQuery, s.ID, e.ID)
+	got := plan(sqlText.EventSeq, s.ID, e.ID)
 	require.Contains(t, got, "SEARCH events USING INDEX sqlite_autoindex_events_1 (id=?)")
 
 	for _, typ := range []keelpay.EventType{"", keelpay.EventWebhookTest} {

@@ -12,8 +12,8 @@ import (
 // A row read as one value, the JSON array of its columns that SQLite's
 // json_array builds, instead of column by column. The driver looks up the
 // name and declared type of every column of a result again for every
-// query, and makes a value of each: for the 42 columns of a payment intent
-// that cost more than SQLite's finding the row. One text value is one
+// query, and makes a value of each: for the columns of a payment intent
+// (core.IntentColumns) that cost more than SQLite's finding the row. One text value is one
 // allocation, and its strings are read as substrings of it.
 //
 // jsonRow reads what json_array writes of a STRICT table's TEXT and INTEGER

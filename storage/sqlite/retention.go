@@ -30,7 +30,7 @@ const (
 // cardSessionPurgeQuery deletes a batch of card sessions that saved no
 // card and expired before a time, on card_sessions_unused_expiry.
 const cardSessionPurgeQuery = `DELETE FROM card_sessions WHERE rowid IN (
-	SELECT rowid FROM card_sessions WHERE status <> 'completed' AND expires_at < ? ORDER BY expires_at LIMIT ?)`
+	SELECT rowid FROM card_sessions WHERE status <> 'completed' AND expires_at < @before ORDER BY expires_at LIMIT @limit)`
 
 func (q *queries) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (int, error) {
 	return q.Sweep(ctx, limit, eventPurgeQuery, []any{micros(before), 1}, func(w core.Conn) (int64, error) {

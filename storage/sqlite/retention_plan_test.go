@@ -67,7 +67,7 @@ func TestRetentionQueriesSearchAnIndex(t *testing.T) {
 	searches(t, got, "events", "sqlite_autoindex_events_1", "id=?")
 	noScanOf(t, got, "events")
 
-	got = plan(cardSessionPurgeQuery, before, 1000)
+	got = plan(sqlText.CardSessionPurge, before, 1000)
 	searches(t, got, "card_sessions", "card_sessions_unused_expiry", "expires_at<?")
 	noScanOf(t, got, "card_sessions")
 }

@@ -28,6 +28,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"AttemptChecks": testAttemptChecks,
 		"Ping":          testPing,
 		"Retention":     testRetention,
+		"Fields":        testFields,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {

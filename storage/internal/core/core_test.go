@@ -39,69 +39,23 @@ func testKind(err error) ErrorKind {
 	return ErrOther
 }
 
-func columns(list string) []string {
-	var out []string
-	for _, c := range strings.Split(list, ",") {
-		out = append(out, strings.TrimSpace(c))
-	}
-	return out
-}
-
-// The values and destinations of a record follow its column list.
-func TestValuesMatchColumns(t *testing.T) {
-	r := Records{D: testDialect{}}
-	values, err := r.IntentValues(&keelpay.PaymentIntent{})
-	if err != nil {
+func TestStandardFillsOnlyWhatIsUnset(t *testing.T) {
+	s := adapterSQL()
+	s.CardGet = "SELECT mine FROM cards WHERE store_id = @store_id AND id = @id"
+	if err := s.Standard(testDialect{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name    string
-		columns string
-		n       int
-	}{
-		{"intent", IntentColumns, len(values)},
-		{"intent destinations", IntentColumns, intentColumnCount},
-		{"card", CardColumns, len(r.CardValues(&keelpay.Card{}))},
-		{"store", StoreColumns, len(r.StoreValues(&keelpay.Store{}))},
-		{"attempt check", AttemptCheckColumns, len(r.AttemptCheckValues(&storage.AttemptCheck{}))},
-	} {
-		if got := len(columns(c.columns)); got != c.n {
-			t.Errorf("%s: %d columns, %d values", c.name, got, c.n)
-		}
-	}
-}
-
-// The update of an intent sets every column but its identity, creation
-// and client secret, and finds the row by id, store and version.
-func TestIntentUpdate(t *testing.T) {
-	u := newIntentUpdate(testDialect{})
-	if want := intentColumnCount - 4; len(u.keep) != want {
-		t.Fatalf("keeps %d values, want %d", len(u.keep), want)
-	}
-	set, where, ok := strings.Cut(u.sql, "WHERE")
-	if !ok || strings.TrimSpace(where) != "id = ?1 AND store_id = ?2 AND version = ?"+strconv.Itoa(3+len(u.keep)) {
-		t.Fatalf("update: %s", u.sql)
-	}
-	set = strings.TrimPrefix(strings.TrimSpace(set), "UPDATE payment_intents SET ")
-	for _, a := range strings.Split(set, ",") {
-		switch col, _, _ := strings.Cut(strings.TrimSpace(a), " = "); col {
-		case "id", "store_id", "created_at", "client_secret":
-			t.Errorf("sets %s", col)
-		}
-	}
-}
-
-func TestStandardFillsOnlyWhatIsUnset(t *testing.T) {
-	s := &SQL{CardGet: "mine"}
-	s.Standard(testDialect{})
-	if s.CardGet != "mine" {
+	if s.CardGet != "SELECT mine FROM cards WHERE store_id = ?1 AND id = ?2" {
 		t.Errorf("CardGet overwritten: %s", s.CardGet)
 	}
-	if !strings.HasPrefix(s.IntentGet, "SELECT "+IntentColumns) || s.intentUpdate == nil {
+	if !strings.HasPrefix(s.IntentGet, "SELECT "+IntentColumns) || s.intentUpdate == "" {
 		t.Errorf("IntentGet: %s", s.IntentGet)
 	}
 	if want := "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"; !strings.Contains(s.AttemptCheckInsert, want) {
 		t.Errorf("AttemptCheckInsert: %s", s.AttemptCheckInsert)
+	}
+	if err := CheckSQL(s); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -145,5 +99,29 @@ func TestMigrations(t *testing.T) {
 	}
 	if _, err := Migrations(fstest.MapFS{"migration/x_bad.sql": {}}); err == nil {
 		t.Error("a file without a number is a migration")
+	}
+}
+
+// The update of an intent sets every column but its identity, creation
+// and client secret, and finds the row by id, store and version.
+func TestIntentUpdate(t *testing.T) {
+	s := adapterSQL()
+	if err := s.Standard(testDialect{}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(updateParams(&intentTable))
+	if want := len(intentTable.cols) - 4 + 3; n != want {
+		t.Fatalf("%d parameters, want %d", n, want)
+	}
+	set, where, ok := strings.Cut(s.intentUpdate, "WHERE")
+	if !ok || strings.TrimSpace(where) != "id = ?1 AND store_id = ?2 AND version = ?"+strconv.Itoa(n) {
+		t.Fatalf("update: %s", s.intentUpdate)
+	}
+	set = strings.TrimPrefix(strings.TrimSpace(set), "UPDATE payment_intents SET ")
+	for _, a := range strings.Split(set, ",") {
+		switch col, _, _ := strings.Cut(strings.TrimSpace(a), " = "); col {
+		case "id", "store_id", "created_at", "client_secret":
+			t.Errorf("sets %s", col)
+		}
 	}
 }

@@ -13,8 +13,41 @@
 // and transaction handling and the queries that differ in more than
 // text; a new column of a record is added here once.
 //
-// Nothing here uses reflection, and a row is read with the destinations
-// its adapter's driver reads fastest: PostgreSQL's columns directly,
-// SQLite's through its own reader of one JSON array (see
-// storage/sqlite).
+// The SQL is written with named parameters (@name). [SQL.Init] compiles
+// each query once into its database's placeholders against the names its
+// caller passes (SQL.named), and fails on a name that is missing or
+// unused: an argument is bound by its name, not by a number shared
+// between texts.
+//
+// Each record's columns are declared once, in a table of column name,
+// kind and the Go field it stores (intentTable in intent.go, the others
+// in records.go): the column lists, the INSERT and versioned UPDATE
+// statements, the values, the scan destinations and the opening of
+// sealed columns all derive from it. Tests fail when a field of a record
+// is stored by no column (TestIntentFieldsStored) and when a column's
+// value and destination disagree (storagetest's Fields, a round trip of
+// every field through each adapter).
+//
+// Reading and writing a row uses no reflection (CheckSQL, for tests,
+// does), and a row is read with the destinations its adapter's driver
+// reads fastest: PostgreSQL's columns directly, SQLite's through its own
+// reader of one JSON array (see storage/sqlite).
+//
+// # Adding a field to a payment intent
+//
+// An output field of a payment intent touches these files:
+//
+//  1. objects.go: the field of keelpay.PaymentIntent.
+//  2. storage/internal/core/intent.go: one column in intentTable (its
+//     name, kind and field); the insert, update, reads and their
+//     parameters follow.
+//  3. storage/sqlite/migration/NNN_name.sql: ALTER TABLE payment_intents
+//     ADD COLUMN.
+//  4. storage/postgres/migration/NNN_name.sql: the same for PostgreSQL.
+//  5. payments: the renderer of a payment intent's JSON (IntentObject's
+//     fields in json.go and the append functions in intentjson.go count
+//     as one more file until they are one renderer).
+//  6. docs/openapi.json: the field in the PaymentIntent schema.
+//
+// A field that is not stored is listed in intentNotStored instead of 2-4.
 package core

@@ -1,91 +1,15 @@
 package core
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/storage/internal/atrest"
 )
 
-// IntentColumns are every column of a payment intent but seq, in the
-// order of IntentValues and of ScanIntent's destinations.
-const IntentColumns = `id, store_id, status, amount, currency,
-	customer_id, customer_name, customer_email, customer_phone,
-	description, reference, metadata, billing_country, billing_state, billing_postal_code,
-	page_origins, client_secret, card_id,
-	pm_brand, pm_last4, pm_exp_month, pm_exp_year, pm_saved,
-	authorization_code, order_id, refund_id,
-	last_error_code, last_error_decline_code, last_error_message,
-	next_action_type, next_action_url, cancellation_reason,
-	merchant_id, attempt_id, attempt_at, reconcile_at, reconcile_count,
-	succeeded_at, expires_at, created_at, updated_at, version, voided_charges`
-
-// intentColumnCount is the number of IntentColumns.
-const intentColumnCount = 43
-
-// IntentValues returns pi's values in the order of IntentColumns, its
-// customer's personal data and its billing details sealed. An optional
-// part that is absent is stored as empty columns. The client secret is
-// stored as it is: an insert seals it (SealedIntentValues), an update
-// does not write it.
-func (r Records) IntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
-	metadata, err := r.D.Metadata(pi.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	origins, err := r.D.Strings(pi.PageOrigins)
-	if err != nil {
-		return nil, err
-	}
-	voided, err := r.D.Voided(pi.VoidedCharges)
-	if err != nil {
-		return nil, err
-	}
-	var billing keelpay.Billing
-	if pi.Billing != nil {
-		billing = *pi.Billing
-	}
-	var pm keelpay.PaymentMethod
-	if pi.PaymentMethod != nil {
-		pm = *pi.PaymentMethod
-	}
-	var le keelpay.LastError
-	if pi.LastError != nil {
-		le = *pi.LastError
-	}
-	var na keelpay.NextAction
-	if pi.NextAction != nil {
-		na = *pi.NextAction
-	}
-	d, c := r.D, r.Codec
-	return []any{
-		pi.ID, pi.StoreID, string(pi.Status), pi.Amount, pi.Currency,
-		pi.Customer.ID, c.Seal(atrest.IntentName, pi.Customer.Name, pi.ID), c.Seal(atrest.IntentEmail, pi.Customer.Email, pi.ID),
-		c.Seal(atrest.IntentPhone, pi.Customer.Phone, pi.ID),
-		pi.Description, pi.Reference, metadata, c.Seal(atrest.IntentBillingCountry, billing.Country, pi.ID),
-		c.Seal(atrest.IntentBillingState, billing.State, pi.ID), c.Seal(atrest.IntentBillingPostCode, billing.PostalCode, pi.ID),
-		origins, pi.ClientSecret, pi.CardID,
-		pm.Brand, pm.Last4, pm.ExpMonth, pm.ExpYear, pm.Saved,
-		pi.AuthorizationCode, pi.OrderID, pi.RefundID,
-		le.Code, le.DeclineCode, le.Message,
-		na.Type, na.URL, pi.CancellationReason,
-		pi.MerchantID, pi.AttemptID, d.Time(pi.AttemptAt), d.Time(pi.ReconcileAt), pi.ReconcileCount,
-		d.Time(pi.SucceededAt), d.Time(pi.ExpiresAt), d.Time(pi.CreatedAt), d.Time(pi.UpdatedAt), pi.Version,
-		voided,
-	}, nil
-}
-
-// SealedIntentValues is IntentValues with the client secret sealed too,
-// the values of an insert.
-func (r Records) SealedIntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
-	sealed := *pi
-	sealed.ClientSecret = r.Codec.Seal(atrest.IntentSecret, pi.ClientSecret, pi.ID)
-	return r.IntentValues(&sealed)
-}
-
 // intentRow is a payment intent with room for its optional parts, so that
-// reading one is one allocation whichever parts it has.
+// reading one is one allocation whichever parts it has. An optional part
+// that is absent is stored as empty columns.
 type intentRow struct {
 	pi      keelpay.PaymentIntent
 	billing keelpay.Billing
@@ -94,9 +18,124 @@ type intentRow struct {
 	na      keelpay.NextAction
 }
 
-// intentDsts recycles the destinations of ScanIntent: 43 of them are a
-// larger allocation than the intent's own.
-var intentDsts = sync.Pool{New: func() any { return new([intentColumnCount]any) }}
+type intentCol = column[intentRow]
+
+// intentTable declares the columns of a payment intent (all but seq):
+// IntentColumns, the values of an insert and of the update, the
+// destinations of ScanIntent and the parameters of their queries derive
+// from it. A field of keelpay.PaymentIntent is stored by one of these
+// columns or listed in intentNotStored (TestIntentFieldsStored).
+var intentTable = table[intentRow]{
+	id: func(x *intentRow) string { return x.pi.ID },
+	cols: []intentCol{
+		col("id", kText, func(x *intentRow) any { return &x.pi.ID }).isKey(),
+		col("store_id", kText, func(x *intentRow) any { return &x.pi.StoreID }).isKey(),
+		col("status", kText, func(x *intentRow) any { return (*string)(&x.pi.Status) }),
+		col("amount", kInt64, func(x *intentRow) any { return &x.pi.Amount }),
+		col("currency", kText, func(x *intentRow) any { return &x.pi.Currency }),
+		col("customer_id", kText, func(x *intentRow) any { return &x.pi.Customer.ID }),
+		col("customer_name", kText, func(x *intentRow) any { return &x.pi.Customer.Name }).seal(atrest.IntentName),
+		col("customer_email", kText, func(x *intentRow) any { return &x.pi.Customer.Email }).seal(atrest.IntentEmail),
+		col("customer_phone", kText, func(x *intentRow) any { return &x.pi.Customer.Phone }).seal(atrest.IntentPhone),
+		col("description", kText, func(x *intentRow) any { return &x.pi.Description }),
+		col("reference", kText, func(x *intentRow) any { return &x.pi.Reference }),
+		col("metadata", kMetadata, func(x *intentRow) any { return &x.pi.Metadata }),
+		col("billing_country", kText, func(x *intentRow) any { return &x.billing.Country }).seal(atrest.IntentBillingCountry),
+		col("billing_state", kText, func(x *intentRow) any { return &x.billing.State }).seal(atrest.IntentBillingState),
+		col("billing_postal_code", kText, func(x *intentRow) any { return &x.billing.PostalCode }).seal(atrest.IntentBillingPostCode),
+		col("page_origins", kStrings, func(x *intentRow) any { return &x.pi.PageOrigins }),
+		col("client_secret", kText, func(x *intentRow) any { return &x.pi.ClientSecret }).seal(atrest.IntentSecret).once(),
+		col("card_id", kText, func(x *intentRow) any { return &x.pi.CardID }),
+		col("pm_brand", kText, func(x *intentRow) any { return &x.pm.Brand }),
+		col("pm_last4", kText, func(x *intentRow) any { return &x.pm.Last4 }),
+		col("pm_exp_month", kInt, func(x *intentRow) any { return &x.pm.ExpMonth }),
+		col("pm_exp_year", kInt, func(x *intentRow) any { return &x.pm.ExpYear }),
+		col("pm_saved", kBool, func(x *intentRow) any { return &x.pm.Saved }),
+		col("authorization_code", kText, func(x *intentRow) any { return &x.pi.AuthorizationCode }),
+		col("order_id", kText, func(x *intentRow) any { return &x.pi.OrderID }),
+		col("refund_id", kText, func(x *intentRow) any { return &x.pi.RefundID }),
+		col("last_error_code", kText, func(x *intentRow) any { return &x.le.Code }),
+		col("last_error_decline_code", kText, func(x *intentRow) any { return &x.le.DeclineCode }),
+		col("last_error_message", kText, func(x *intentRow) any { return &x.le.Message }),
+		col("next_action_type", kText, func(x *intentRow) any { return &x.na.Type }),
+		col("next_action_url", kText, func(x *intentRow) any { return &x.na.URL }),
+		col("cancellation_reason", kText, func(x *intentRow) any { return &x.pi.CancellationReason }),
+		col("merchant_id", kText, func(x *intentRow) any { return &x.pi.MerchantID }),
+		col("attempt_id", kText, func(x *intentRow) any { return &x.pi.AttemptID }),
+		col("attempt_at", kTime, func(x *intentRow) any { return &x.pi.AttemptAt }),
+		col("reconcile_at", kTime, func(x *intentRow) any { return &x.pi.ReconcileAt }),
+		col("reconcile_count", kInt, func(x *intentRow) any { return &x.pi.ReconcileCount }),
+		col("succeeded_at", kTime, func(x *intentRow) any { return &x.pi.SucceededAt }),
+		col("expires_at", kTime, func(x *intentRow) any { return &x.pi.ExpiresAt }),
+		col("created_at", kTime, func(x *intentRow) any { return &x.pi.CreatedAt }).once(),
+		col("updated_at", kTime, func(x *intentRow) any { return &x.pi.UpdatedAt }),
+		col("version", kInt64, func(x *intentRow) any { return &x.pi.Version }),
+		col("voided_charges", kVoided, func(x *intentRow) any { return &x.pi.VoidedCharges }),
+	},
+}
+
+// intentNotStored lists the fields of keelpay.PaymentIntent (paths such as
+// "Billing.Country") that no column stores: none.
+var intentNotStored = []string{}
+
+// IntentColumns are every column of a payment intent but seq, in the
+// order of intentTable.
+var IntentColumns = intentTable.list()
+
+// intentRows recycles the intentRow that the values of an intent are
+// read from: the values hold copies, not pointers into it.
+var intentRows = sync.Pool{New: func() any { return new(intentRow) }}
+
+// intentValues appends pi's values of the columns p picks to out (see
+// table.values), its optional parts absent as empty columns.
+func (r Records) intentValues(pi *keelpay.PaymentIntent, out []any, p pick) ([]any, error) {
+	x := intentRows.Get().(*intentRow)
+	*x = intentRow{pi: *pi}
+	if pi.Billing != nil {
+		x.billing = *pi.Billing
+	}
+	if pi.PaymentMethod != nil {
+		x.pm = *pi.PaymentMethod
+	}
+	if pi.LastError != nil {
+		x.le = *pi.LastError
+	}
+	if pi.NextAction != nil {
+		x.na = *pi.NextAction
+	}
+	out, err := intentTable.values(r, x, out, p)
+	*x = intentRow{} // the pool keeps no reference into the intent
+	intentRows.Put(x)
+	return out, err
+}
+
+// SealedIntentValues returns pi's values in the order of IntentColumns,
+// its client secret, its customer's personal data and its billing
+// details sealed: the values of an insert.
+func (r Records) SealedIntentValues(pi *keelpay.PaymentIntent) ([]any, error) {
+	return r.intentValues(pi, make([]any, 0, len(intentTable.cols)), pickAll)
+}
+
+// intentUpdateArgs returns the arguments of the update of an intent
+// (intentTable.update) that writes next, found at expectedVersion.
+func (r Records) intentUpdateArgs(next *keelpay.PaymentIntent, expectedVersion int64) ([]any, error) {
+	args := make([]any, 0, len(intentTable.cols)+1)
+	args, err := r.intentValues(next, args, pickKeys)
+	if err == nil {
+		args, err = r.intentValues(next, args, pickUpdated)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(args, expectedVersion), nil
+}
+
+// intentDsts recycles the destinations of ScanIntent: one for each column
+// is a larger allocation than the intent's own.
+var intentDsts = sync.Pool{New: func() any {
+	s := make([]any, len(intentTable.cols))
+	return &s
+}}
 
 // ScanIntent reads a payment intent from the columns of IntentColumns and
 // opens its client secret, its customer's personal data and its billing
@@ -105,23 +144,12 @@ func (r Records) ScanIntent(row Row) (*keelpay.PaymentIntent, error) {
 	x := new(intentRow)
 	pi := &x.pi
 	d := r.D
-	dst := intentDsts.Get().(*[intentColumnCount]any)
-	*dst = [intentColumnCount]any{
-		&pi.ID, &pi.StoreID, (*string)(&pi.Status), &pi.Amount, &pi.Currency,
-		&pi.Customer.ID, &pi.Customer.Name, &pi.Customer.Email, &pi.Customer.Phone,
-		&pi.Description, &pi.Reference, d.MetadataDst(&pi.Metadata), &x.billing.Country, &x.billing.State, &x.billing.PostalCode,
-		d.StringsDst(&pi.PageOrigins), &pi.ClientSecret, &pi.CardID,
-		&x.pm.Brand, &x.pm.Last4, &x.pm.ExpMonth, &x.pm.ExpYear, &x.pm.Saved,
-		&pi.AuthorizationCode, &pi.OrderID, &pi.RefundID,
-		&x.le.Code, &x.le.DeclineCode, &x.le.Message,
-		&x.na.Type, &x.na.URL, &pi.CancellationReason,
-		&pi.MerchantID, &pi.AttemptID, d.TimeDst(&pi.AttemptAt), d.TimeDst(&pi.ReconcileAt), &pi.ReconcileCount,
-		d.TimeDst(&pi.SucceededAt), d.TimeDst(&pi.ExpiresAt), d.TimeDst(&pi.CreatedAt), d.TimeDst(&pi.UpdatedAt), &pi.Version,
-		d.VoidedDst(&pi.VoidedCharges),
-	}
-	err := row.Scan(dst[:]...)
-	*dst = [intentColumnCount]any{} // the pool keeps no pointer into the intent
-	intentDsts.Put(dst)
+	dp := intentDsts.Get().(*[]any)
+	dst := *dp
+	intentTable.dsts(d, x, dst)
+	err := row.Scan(dst...)
+	clear(dst) // the pool keeps no pointer into the intent
+	intentDsts.Put(dp)
 	if err != nil {
 		return nil, d.MapErr(err)
 	}
@@ -133,6 +161,9 @@ func (r Records) ScanIntent(row Row) (*keelpay.PaymentIntent, error) {
 	}
 	if len(pi.VoidedCharges) == 0 {
 		pi.VoidedCharges = nil
+	}
+	if err := intentTable.open(r, x); err != nil {
+		return nil, err
 	}
 	if x.billing.Country != "" {
 		pi.Billing = &x.billing
@@ -146,34 +177,5 @@ func (r Records) ScanIntent(row Row) (*keelpay.PaymentIntent, error) {
 	if x.na.Type != "" {
 		pi.NextAction = &x.na
 	}
-	if err := r.Codec.OpenIntent(pi); err != nil {
-		return nil, err
-	}
 	return pi, nil
-}
-
-// intentUpdate is the UPDATE of PaymentIntentUpdate for one dialect,
-// derived from IntentColumns: it finds the row by id (parameter 1),
-// store_id (2) and the version expected (the last parameter), and sets
-// every other column but created_at and client_secret, from the values of
-// IntentValues at keep.
-type intentUpdate struct {
-	sql  string
-	keep []int
-}
-
-func newIntentUpdate(d Dialect) intentUpdate {
-	var u intentUpdate
-	var assign []string
-	for i, col := range strings.Split(IntentColumns, ",") {
-		col = strings.TrimSpace(col)
-		if col == "id" || col == "store_id" || col == "created_at" || col == "client_secret" {
-			continue
-		}
-		u.keep = append(u.keep, i)
-		assign = append(assign, col+" = "+d.Placeholder(2+len(u.keep)))
-	}
-	u.sql = `UPDATE payment_intents SET ` + strings.Join(assign, ", ") + `
-		WHERE id = ` + d.Placeholder(1) + ` AND store_id = ` + d.Placeholder(2) + ` AND version = ` + d.Placeholder(3+len(u.keep))
-	return u
 }

@@ -12,28 +12,31 @@ import (
 	"github.com/keelpay/keelpay/storage"
 )
 
-// SQL is the text of the queries of [Queries] in one database's SQL. Each
-// takes the parameters its comment lists, in that order; a Versioned pair
-// (an UPDATE or DELETE conditional on a row's version or state, and the
-// SELECT of that row, which tells a row that did not qualify from a
-// missing one: see Conn.Send) shares them, each using those it needs. The SELECTs that read records select the columns of the
-// record's column list, as [Records] reads them.
+// SQL is the text of the queries of [Queries] in one database's SQL,
+// written with the named parameters (@name) its comment lists and
+// compiled by Init (see Params); SQL.named declares the names each caller
+// passes. A Versioned pair (an UPDATE or DELETE conditional on a row's
+// version or state, and the SELECT of that row, which tells a row that
+// did not qualify from a missing one: see Conn.Send) takes one argument
+// list, each statement using the names it needs. The SELECTs that read
+// records select the columns of the record's column list, as [Records]
+// reads them.
 type SQL struct {
-	// CardSessionInsert: the values of CardSessionValues.
+	// CardSessionInsert: every column, named after it (CardSessionValues).
 	CardSessionInsert string
 	// CardSessionGet: store_id, id.
 	CardSessionGet string
-	// CardSessionComplete, CardSessionExists (Versioned): the new status,
-	// card_id, store_id, id, the status expected, now.
+	// CardSessionComplete, CardSessionExists (Versioned): status (the
+	// new one), card_id, store_id, id, expected_status, now.
 	CardSessionComplete, CardSessionExists string
-	// CardSessionExpireDue: the new status, the status expected, now.
+	// CardSessionExpireDue: status (the new one), expected_status, now.
 	CardSessionExpireDue string
 	// CardSessionPurge deletes at most limit card sessions that saved no
 	// card and expired before a time: before, limit. CardSessionPurgeDue
 	// finds one of them: before.
 	CardSessionPurge, CardSessionPurgeDue string
 
-	// CardInsert: the values of CardValues.
+	// CardInsert: every column, named after it (CardValues).
 	CardInsert string
 	// CardGet: store_id, id.
 	CardGet string
@@ -48,17 +51,17 @@ type SQL struct {
 	// customer's intents and card sessions: store_id, customer_id.
 	IntentErase, CardSessionErase string
 
-	// IntentInsert: the values of IntentValues.
+	// IntentInsert: every column, named after it (SealedIntentValues).
 	IntentInsert string
 	// IntentGet: store_id, id.
 	IntentGet string
 	// IntentGetByAttempt: attempt_id.
 	IntentGetByAttempt string
-	// CardOfIntent reads a card: store_id, an intent's id, the card's id
-	// ("" for the intent's own card).
+	// CardOfIntent reads a card: store_id, intent_id, card_id ("" for
+	// the intent's own card).
 	CardOfIntent string
-	// IntentExists (Versioned with the update PaymentIntentUpdate
-	// derives): id, store_id.
+	// IntentExists (Versioned with the update derived from the intent's
+	// columns): id, store_id.
 	IntentExists string
 	// IntentList selects intents with no WHERE; IntentSeq finds a
 	// cursor's created_at and seq: store_id, id.
@@ -69,7 +72,7 @@ type SQL struct {
 	// counts the processing intents whose outcome is unknown.
 	IntentStatusCounts, IntentOutcomeUnknown string
 
-	// AttemptCheckInsert: the values of AttemptCheckValues.
+	// AttemptCheckInsert: every column, named after it (AttemptCheckValues).
 	AttemptCheckInsert string
 	// AttemptCheckListDue: now, limit.
 	AttemptCheckListDue string
@@ -80,19 +83,17 @@ type SQL struct {
 	// AttemptCheckDelete: attempt_id.
 	AttemptCheckDelete string
 
-	// RefundInsert: the values of RefundValues.
+	// RefundInsert: every column, named after it (RefundValues).
 	RefundInsert string
 	// RefundGet: store_id, id. RefundGetByIntent: store_id,
 	// payment_intent_id. RefundGetByAttempt: attempt_id.
 	RefundGet, RefundGetByIntent, RefundGetByAttempt string
-	// RefundUpdate (Versioned with RefundExistsForUpdate): amount,
-	// currency, reason, metadata, status, attempts, attempt_id,
-	// last_sent_at, last_error, reconcile_at, reconcile_count,
-	// succeeded_at, updated_at, the version expected, store_id, id; the
-	// version is set to the one expected plus one.
+	// RefundUpdate (Versioned with RefundExistsForUpdate): id, store_id,
+	// every column of a refund that is not fixed (see refundTable),
+	// expected_version.
 	RefundUpdate, RefundExistsForUpdate string
-	// RefundDelete, RefundExists (Versioned): store_id, id, the version
-	// expected.
+	// RefundDelete, RefundExists (Versioned): store_id, id,
+	// expected_version.
 	RefundDelete, RefundExists string
 	// ListIndex, when set, is the clause that names the index a list of
 	// table walks for a filter on column ("created_at" when it has none)
@@ -107,14 +108,12 @@ type SQL struct {
 	// RefundListReconcileDue: now, limit.
 	RefundListReconcileDue string
 
-	// StoreInsert: the values of StoreValues.
+	// StoreInsert: every column, named after it (StoreValues).
 	StoreInsert string
 	// StoreGet selects the stores with no WHERE.
 	StoreGet string
-	// StoreUpdate, StoreExists (Versioned): client_id,
-	// client_secret_hash, merchant_id, currency, publishable_key,
-	// secret_key_hash, webhook_url, webhook_secret, the version expected,
-	// updated_at, id; the version is set to the one expected plus one.
+	// StoreUpdate, StoreExists (Versioned): id, every column of a store
+	// that is not fixed (see storeTable), expected_version.
 	StoreUpdate, StoreExists string
 
 	// EventInsert are the statements that insert an event and its
@@ -133,8 +132,8 @@ type SQL struct {
 	// up to its cap, the stores taking turns (empty when
 	// DeliveryClaimDueJobs does it); DeliveryClaimDueJobs then reads
 	// their jobs (JobColumns, then next_attempt_at). Both: lease_token,
-	// lease_until, now, per_store, limit, and the two values of
-	// ClaimCaps.
+	// lease_until, now, per_store, limit, and caps and caps_more, the two
+	// values of ClaimCaps.
 	DeliveryClaimDue, DeliveryClaimDueJobs string
 	// ClaimCaps returns the two parameters that carry a claim's
 	// StoreCaps to DeliveryClaimDue.
@@ -158,12 +157,12 @@ type SQL struct {
 	IdempotencyGet string
 	// IdempotencyRelease deletes a running record that kept no step;
 	// IdempotencyUnlock unlocks one that did. Both: store_id, key,
-	// lock_token; IdempotencyUnlock then the time never.
+	// lock_token; IdempotencyUnlock then never (the zero time).
 	IdempotencyRelease, IdempotencyUnlock string
 	// IdempotencyBegin locks a key for a run, unless a record holds it
 	// that has not expired and was not abandoned under the same request:
 	// store_id, key, fingerprint, lock_token, locked_until, now,
-	// expires_at, and an empty body.
+	// expires_at, body (empty).
 	IdempotencyBegin string
 	// IdempotencyComplete, IdempotencyCompleted (Versioned): status,
 	// body, store_id, key, lock_token. The first stores the response of
@@ -175,7 +174,7 @@ type SQL struct {
 	// still running.
 	IdempotencyProgress, IdempotencyProgressDone string
 	// IdempotencyTake: store_id, key, fingerprint, lock_token,
-	// locked_until, status, body, now (created_at), expires_at,
+	// locked_until, status, body, now (the created_at), expires_at,
 	// recovery_point, object_id. It writes a record unless one is
 	// running and not abandoned, or holds another request, or kept a
 	// step; and changes one row when it did.
@@ -192,7 +191,10 @@ type SQL struct {
 	// reads as those columns.
 	IntentSelect string
 
-	intentUpdate *intentUpdate // see Init
+	// intentUpdate is the UPDATE of PaymentIntentUpdate, derived from the
+	// columns (see Standard); Versioned with IntentExists.
+	intentUpdate string
+	compiled     bool
 }
 
 // Queries implements the part of storage.Executor that is the same for
@@ -209,12 +211,20 @@ type Queries struct {
 	SQL *SQL
 }
 
-// Init derives from the column lists the queries that are built rather
-// than written (the update of a payment intent), in d's placeholders. An
-// adapter calls it once, before any NewQueries with s.
-func (s *SQL) Init(d Dialect) {
-	u := newIntentUpdate(d)
-	s.intentUpdate = &u
+// Init compiles the named parameters of s's queries into d's placeholders
+// (see Params). It fails when a query names a parameter its caller does
+// not pass, or its caller passes one that no statement of it uses, or a
+// checked write starts with WITH. An adapter calls it once (Standard
+// does), before any NewQueries with s; calling it again does nothing.
+func (s *SQL) Init(d Dialect) error {
+	if s.compiled {
+		return nil
+	}
+	if err := compile(d, s.named()); err != nil {
+		return err
+	}
+	s.compiled = true
+	return nil
 }
 
 // NewQueries returns Queries on r and w with the SQL of s (see Init).
@@ -479,18 +489,11 @@ func (q *Queries) PaymentIntentGetByAttempt(ctx context.Context, attemptID strin
 func (q *Queries) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error {
 	next := *pi
 	next.Version = expectedVersion + 1
-	values, err := q.IntentValues(&next)
+	args, err := q.intentUpdateArgs(&next, expectedVersion)
 	if err != nil {
 		return err
 	}
-	u := q.SQL.intentUpdate
-	args := make([]any, 0, len(u.keep)+3)
-	args = append(args, pi.ID, pi.StoreID)
-	for _, i := range u.keep {
-		args = append(args, values[i])
-	}
-	args = append(args, expectedVersion)
-	err = q.versioned(ctx, u.sql, q.SQL.IntentExists, args,
+	err = q.versioned(ctx, q.SQL.intentUpdate, q.SQL.IntentExists, args,
 		fmt.Errorf("%w: payment intent %s is no longer at version %d", storage.ErrConflict, pi.ID, expectedVersion))
 	if err != nil {
 		return err
@@ -615,24 +618,18 @@ func (q *Queries) RefundGetByAttempt(ctx context.Context, attemptID string) (*ke
 
 // RefundUpdate implements storage.Executor.
 func (q *Queries) RefundUpdate(ctx context.Context, r *keelpay.Refund, expectedVersion int64) error {
-	metadata, err := q.D.Metadata(r.Metadata)
+	next := *r
+	next.Version = expectedVersion + 1
+	args, err := refundTable.updateArgs(q.Records, &next, expectedVersion)
 	if err != nil {
 		return err
 	}
-	lastError, err := q.D.LastError(r.LastError)
-	if err != nil {
-		return err
-	}
-	d := q.D
-	err = q.versioned(ctx, q.SQL.RefundUpdate, q.SQL.RefundExistsForUpdate,
-		[]any{r.Amount, r.Currency, r.Reason, metadata, string(r.Status), r.Attempts, r.AttemptID,
-			d.Time(r.LastSentAt), lastError, d.Time(r.ReconcileAt), r.ReconcileCount, d.Time(r.SucceededAt), d.Time(r.UpdatedAt),
-			expectedVersion, r.StoreID, r.ID},
+	err = q.versioned(ctx, q.SQL.RefundUpdate, q.SQL.RefundExistsForUpdate, args,
 		fmt.Errorf("%w: refund %s is no longer at version %d", storage.ErrConflict, r.ID, expectedVersion))
 	if err != nil {
 		return err
 	}
-	r.Version = expectedVersion + 1
+	r.Version = next.Version
 	return nil
 }
 
@@ -720,17 +717,20 @@ func (q *Queries) StoreGetByPublishableKey(ctx context.Context, key string) (*ke
 
 // StoreUpdate implements storage.Executor.
 func (q *Queries) StoreUpdate(ctx context.Context, s *keelpay.Store, expectedVersion int64) error {
-	v := q.StoreValues(s)
-	// The values of StoreValues but the id, the version and created_at.
-	args := []any{v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], expectedVersion, v[11], s.ID}
-	err := q.W.WriteStores(ctx, func(w Conn) error {
+	next := *s
+	next.Version = expectedVersion + 1
+	args, err := storeTable.updateArgs(q.Records, &next, expectedVersion)
+	if err != nil {
+		return err
+	}
+	err = q.W.WriteStores(ctx, func(w Conn) error {
 		return w.Send(ctx, q.SQL.StoreUpdate, q.SQL.StoreExists, args, storage.ErrNotFound,
 			fmt.Errorf("%w: store %s is no longer at version %d", storage.ErrConflict, s.ID, expectedVersion))
 	})
 	if err != nil {
 		return err
 	}
-	s.Version = expectedVersion + 1
+	s.Version = next.Version
 	return nil
 }
 

@@ -20,93 +20,126 @@ type Records struct {
 
 // Card sessions.
 
+// cardSessionTable declares the columns of a card session.
+var cardSessionTable = table[keelpay.CardSession]{
+	id: func(s *keelpay.CardSession) string { return s.ID },
+	cols: []column[keelpay.CardSession]{
+		col("id", kText, func(s *keelpay.CardSession) any { return &s.ID }),
+		col("store_id", kText, func(s *keelpay.CardSession) any { return &s.StoreID }),
+		col("client_secret", kText, func(s *keelpay.CardSession) any { return &s.ClientSecret }).seal(atrest.CardSessionSecret),
+		col("customer_id", kText, func(s *keelpay.CardSession) any { return &s.Customer.ID }),
+		col("customer_name", kText, func(s *keelpay.CardSession) any { return &s.Customer.Name }).seal(atrest.CardSessionName),
+		col("customer_email", kText, func(s *keelpay.CardSession) any { return &s.Customer.Email }).seal(atrest.CardSessionEmail),
+		col("customer_phone", kText, func(s *keelpay.CardSession) any { return &s.Customer.Phone }).seal(atrest.CardSessionPhone),
+		col("page_origins", kStrings, func(s *keelpay.CardSession) any { return &s.PageOrigins }),
+		col("status", kText, func(s *keelpay.CardSession) any { return (*string)(&s.Status) }),
+		col("card_id", kText, func(s *keelpay.CardSession) any { return &s.CardID }),
+		col("expires_at", kTime, func(s *keelpay.CardSession) any { return &s.ExpiresAt }),
+		col("created_at", kTime, func(s *keelpay.CardSession) any { return &s.CreatedAt }),
+	},
+}
+
 // CardSessionColumns are the columns of a card session.
-const CardSessionColumns = `id, store_id, client_secret, customer_id, customer_name, customer_email,
-	customer_phone, page_origins, status, card_id, expires_at, created_at`
+var CardSessionColumns = cardSessionTable.list()
 
 // CardSessionValues returns s's values, its client secret and its
 // customer's name, email and phone sealed.
 func (r Records) CardSessionValues(s *keelpay.CardSession) ([]any, error) {
-	origins, err := r.D.Strings(s.PageOrigins)
-	if err != nil {
-		return nil, err
-	}
-	sealed := r.Codec.SealCardSession(s)
-	return []any{s.ID, s.StoreID, sealed[0], s.Customer.ID, sealed[1], sealed[2],
-		sealed[3], origins, string(s.Status), s.CardID, r.D.Time(s.ExpiresAt), r.D.Time(s.CreatedAt)}, nil
+	return cardSessionTable.values(r, s, make([]any, 0, len(cardSessionTable.cols)), pickAll)
 }
 
 // ScanCardSession reads a card session and opens its client secret and
 // its customer's personal data.
 func (r Records) ScanCardSession(row Row) (*keelpay.CardSession, error) {
 	var s keelpay.CardSession
-	err := row.Scan(&s.ID, &s.StoreID, &s.ClientSecret, &s.Customer.ID, &s.Customer.Name, &s.Customer.Email,
-		&s.Customer.Phone, r.D.StringsDst(&s.PageOrigins), (*string)(&s.Status), &s.CardID, r.D.TimeDst(&s.ExpiresAt), r.D.TimeDst(&s.CreatedAt))
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := cardSessionTable.scan(r, row, &s); err != nil {
+		return nil, err
 	}
 	if len(s.PageOrigins) == 0 {
 		s.PageOrigins = nil
-	}
-	if err := r.Codec.OpenCardSession(&s); err != nil {
-		return nil, err
 	}
 	return &s, nil
 }
 
 // Cards.
 
+// cardTable declares the columns of a card.
+var cardTable = table[keelpay.Card]{
+	id: func(c *keelpay.Card) string { return c.ID },
+	cols: []column[keelpay.Card]{
+		col("id", kText, func(c *keelpay.Card) any { return &c.ID }),
+		col("store_id", kText, func(c *keelpay.Card) any { return &c.StoreID }),
+		col("customer_id", kText, func(c *keelpay.Card) any { return &c.CustomerID }),
+		col("card_session_id", kText, func(c *keelpay.Card) any { return &c.CardSessionID }),
+		col("provider_token", kText, func(c *keelpay.Card) any { return &c.ProviderToken }),
+		col("brand", kText, func(c *keelpay.Card) any { return &c.Brand }),
+		col("last4", kText, func(c *keelpay.Card) any { return &c.Last4 }),
+		col("exp_month", kInt, func(c *keelpay.Card) any { return &c.ExpMonth }),
+		col("exp_year", kInt, func(c *keelpay.Card) any { return &c.ExpYear }),
+		col("status", kText, func(c *keelpay.Card) any { return (*string)(&c.Status) }),
+		col("created_at", kTime, func(c *keelpay.Card) any { return &c.CreatedAt }),
+	},
+}
+
 // CardColumns are the columns of a card.
-const CardColumns = `id, store_id, customer_id, card_session_id, provider_token, brand, last4,
-	exp_month, exp_year, status, created_at`
+var CardColumns = cardTable.list()
 
 // CardValues returns c's values.
 func (r Records) CardValues(c *keelpay.Card) []any {
-	return []any{c.ID, c.StoreID, c.CustomerID, c.CardSessionID, c.ProviderToken, c.Brand, c.Last4,
-		c.ExpMonth, c.ExpYear, string(c.Status), r.D.Time(c.CreatedAt)}
+	v, _ := cardTable.values(r, c, make([]any, 0, len(cardTable.cols)), pickAll) // no column of a card can fail
+	return v
 }
 
 // ScanCard reads a card.
 func (r Records) ScanCard(row Row) (*keelpay.Card, error) {
 	var c keelpay.Card
-	err := row.Scan(&c.ID, &c.StoreID, &c.CustomerID, &c.CardSessionID, &c.ProviderToken, &c.Brand, &c.Last4,
-		&c.ExpMonth, &c.ExpYear, (*string)(&c.Status), r.D.TimeDst(&c.CreatedAt))
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := cardTable.scan(r, row, &c); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
 
 // Refunds.
 
+// refundTable declares the columns of a refund.
+var refundTable = table[keelpay.Refund]{
+	id: func(rf *keelpay.Refund) string { return rf.ID },
+	cols: []column[keelpay.Refund]{
+		col("id", kText, func(rf *keelpay.Refund) any { return &rf.ID }).isKey(),
+		col("store_id", kText, func(rf *keelpay.Refund) any { return &rf.StoreID }).isKey(),
+		col("payment_intent_id", kText, func(rf *keelpay.Refund) any { return &rf.PaymentIntentID }).once(),
+		col("amount", kInt64, func(rf *keelpay.Refund) any { return &rf.Amount }),
+		col("currency", kText, func(rf *keelpay.Refund) any { return &rf.Currency }),
+		col("reason", kText, func(rf *keelpay.Refund) any { return &rf.Reason }),
+		col("metadata", kMetadata, func(rf *keelpay.Refund) any { return &rf.Metadata }),
+		col("status", kText, func(rf *keelpay.Refund) any { return (*string)(&rf.Status) }),
+		col("attempts", kInt, func(rf *keelpay.Refund) any { return &rf.Attempts }),
+		col("attempt_id", kText, func(rf *keelpay.Refund) any { return &rf.AttemptID }),
+		col("last_sent_at", kTime, func(rf *keelpay.Refund) any { return &rf.LastSentAt }),
+		col("last_error", kLastError, func(rf *keelpay.Refund) any { return &rf.LastError }),
+		col("reconcile_at", kTime, func(rf *keelpay.Refund) any { return &rf.ReconcileAt }),
+		col("reconcile_count", kInt, func(rf *keelpay.Refund) any { return &rf.ReconcileCount }),
+		col("succeeded_at", kTime, func(rf *keelpay.Refund) any { return &rf.SucceededAt }),
+		col("created_at", kTime, func(rf *keelpay.Refund) any { return &rf.CreatedAt }).once(),
+		col("updated_at", kTime, func(rf *keelpay.Refund) any { return &rf.UpdatedAt }),
+		col("version", kInt64, func(rf *keelpay.Refund) any { return &rf.Version }),
+	},
+}
+
 // RefundColumns are the columns of a refund.
-const RefundColumns = `id, store_id, payment_intent_id, amount, currency, reason, metadata, status, attempts,
-	attempt_id, last_sent_at, last_error, reconcile_at, reconcile_count, succeeded_at, created_at, updated_at, version`
+var RefundColumns = refundTable.list()
 
 // RefundValues returns rf's values.
 func (r Records) RefundValues(rf *keelpay.Refund) ([]any, error) {
-	metadata, err := r.D.Metadata(rf.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	lastError, err := r.D.LastError(rf.LastError)
-	if err != nil {
-		return nil, err
-	}
-	return []any{rf.ID, rf.StoreID, rf.PaymentIntentID, rf.Amount, rf.Currency, rf.Reason, metadata, string(rf.Status), rf.Attempts,
-		rf.AttemptID, r.D.Time(rf.LastSentAt), lastError, r.D.Time(rf.ReconcileAt), rf.ReconcileCount,
-		r.D.Time(rf.SucceededAt), r.D.Time(rf.CreatedAt), r.D.Time(rf.UpdatedAt), rf.Version}, nil
+	return refundTable.values(r, rf, make([]any, 0, len(refundTable.cols)), pickAll)
 }
 
 // ScanRefund reads a refund. Its metadata is never nil: an empty object
 // reads as an empty map.
 func (r Records) ScanRefund(row Row) (*keelpay.Refund, error) {
 	var rf keelpay.Refund
-	err := row.Scan(&rf.ID, &rf.StoreID, &rf.PaymentIntentID, &rf.Amount, &rf.Currency, &rf.Reason, r.D.MetadataDst(&rf.Metadata), (*string)(&rf.Status),
-		&rf.Attempts, &rf.AttemptID, r.D.TimeDst(&rf.LastSentAt), r.D.LastErrorDst(&rf.LastError), r.D.TimeDst(&rf.ReconcileAt), &rf.ReconcileCount,
-		r.D.TimeDst(&rf.SucceededAt), r.D.TimeDst(&rf.CreatedAt), r.D.TimeDst(&rf.UpdatedAt), &rf.Version)
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := refundTable.scan(r, row, &rf); err != nil {
+		return nil, err
 	}
 	if rf.Metadata == nil {
 		rf.Metadata = map[string]string{}
@@ -116,27 +149,39 @@ func (r Records) ScanRefund(row Row) (*keelpay.Refund, error) {
 
 // Stores.
 
-// StoreColumns are the columns of a store. client_secret, which older
-// versions kept, is not among them: it is always empty.
-const StoreColumns = `id, client_id, client_secret_hash, merchant_id, currency, publishable_key,
-	secret_key_hash, webhook_url, webhook_secret, version, created_at, updated_at`
+// storeTable declares the columns of a store. The table's client_secret
+// column is not among them: it is always empty.
+var storeTable = table[keelpay.Store]{
+	id: func(s *keelpay.Store) string { return s.ID },
+	cols: []column[keelpay.Store]{
+		col("id", kText, func(s *keelpay.Store) any { return &s.ID }).isKey(),
+		col("client_id", kText, func(s *keelpay.Store) any { return &s.ClientID }),
+		col("client_secret_hash", kText, func(s *keelpay.Store) any { return &s.ClientSecretHash }),
+		col("merchant_id", kText, func(s *keelpay.Store) any { return &s.MerchantID }),
+		col("currency", kText, func(s *keelpay.Store) any { return &s.Currency }),
+		col("publishable_key", kText, func(s *keelpay.Store) any { return &s.PublishableKey }),
+		col("secret_key_hash", kBytes, func(s *keelpay.Store) any { return &s.SecretKeyHash }),
+		col("webhook_url", kText, func(s *keelpay.Store) any { return &s.WebhookURL }),
+		col("webhook_secret", kText, func(s *keelpay.Store) any { return &s.WebhookSecret }).seal(atrest.StoreWebhookSecret),
+		col("version", kInt64, func(s *keelpay.Store) any { return &s.Version }),
+		col("created_at", kTime, func(s *keelpay.Store) any { return &s.CreatedAt }).once(),
+		col("updated_at", kTime, func(s *keelpay.Store) any { return &s.UpdatedAt }),
+	},
+}
+
+// StoreColumns are the columns of a store.
+var StoreColumns = storeTable.list()
 
 // StoreValues returns s's values, its webhook secret sealed.
 func (r Records) StoreValues(s *keelpay.Store) []any {
-	return []any{s.ID, s.ClientID, s.ClientSecretHash, s.MerchantID, s.Currency, s.PublishableKey,
-		s.SecretKeyHash, s.WebhookURL, r.Codec.Seal(atrest.StoreWebhookSecret, s.WebhookSecret, s.ID), s.Version,
-		r.D.Time(s.CreatedAt), r.D.Time(s.UpdatedAt)}
+	v, _ := storeTable.values(r, s, make([]any, 0, len(storeTable.cols)), pickAll) // no column of a store can fail
+	return v
 }
 
 // ScanStore reads a store and opens its webhook secret.
 func (r Records) ScanStore(row Row) (*keelpay.Store, error) {
 	var s keelpay.Store
-	err := row.Scan(&s.ID, &s.ClientID, &s.ClientSecretHash, &s.MerchantID, &s.Currency, &s.PublishableKey,
-		&s.SecretKeyHash, &s.WebhookURL, &s.WebhookSecret, &s.Version, r.D.TimeDst(&s.CreatedAt), r.D.TimeDst(&s.UpdatedAt))
-	if err != nil {
-		return nil, r.D.MapErr(err)
-	}
-	if err := r.Codec.OpenStore(&s); err != nil {
+	if err := storeTable.scan(r, row, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -144,63 +189,105 @@ func (r Records) ScanStore(row Row) (*keelpay.Store, error) {
 
 // Attempt checks.
 
+// attemptCheckTable declares the columns of an attempt check.
+var attemptCheckTable = table[storage.AttemptCheck]{
+	id: func(c *storage.AttemptCheck) string { return c.AttemptID },
+	cols: []column[storage.AttemptCheck]{
+		col("attempt_id", kText, func(c *storage.AttemptCheck) any { return &c.AttemptID }),
+		col("store_id", kText, func(c *storage.AttemptCheck) any { return &c.StoreID }),
+		col("payment_intent_id", kText, func(c *storage.AttemptCheck) any { return &c.PaymentIntentID }),
+		col("merchant_id", kText, func(c *storage.AttemptCheck) any { return &c.MerchantID }),
+		col("closed_at", kTime, func(c *storage.AttemptCheck) any { return &c.ClosedAt }),
+		col("check_at", kTime, func(c *storage.AttemptCheck) any { return &c.CheckAt }),
+		col("until", kTime, func(c *storage.AttemptCheck) any { return &c.Until }),
+		col("checks", kInt, func(c *storage.AttemptCheck) any { return &c.Checks }),
+	},
+}
+
 // AttemptCheckColumns are the columns of an attempt check.
-const AttemptCheckColumns = `attempt_id, store_id, payment_intent_id, merchant_id, closed_at, check_at, until, checks`
+var AttemptCheckColumns = attemptCheckTable.list()
 
 // AttemptCheckValues returns c's values.
 func (r Records) AttemptCheckValues(c *storage.AttemptCheck) []any {
-	return []any{c.AttemptID, c.StoreID, c.PaymentIntentID, c.MerchantID, r.D.Time(c.ClosedAt), r.D.Time(c.CheckAt), r.D.Time(c.Until), c.Checks}
+	v, _ := attemptCheckTable.values(r, c, make([]any, 0, len(attemptCheckTable.cols)), pickAll) // no column can fail
+	return v
 }
 
 // ScanAttemptCheck reads an attempt check.
 func (r Records) ScanAttemptCheck(row Row) (*storage.AttemptCheck, error) {
 	var c storage.AttemptCheck
-	err := row.Scan(&c.AttemptID, &c.StoreID, &c.PaymentIntentID, &c.MerchantID,
-		r.D.TimeDst(&c.ClosedAt), r.D.TimeDst(&c.CheckAt), r.D.TimeDst(&c.Until), &c.Checks)
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := attemptCheckTable.scan(r, row, &c); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
 
 // Events and deliveries.
 
+// eventTable declares the columns of an event with its delivery, of
+// events e joined to deliveries d: they are read, not written (an
+// adapter inserts an event with its own statements, EventInsert).
+var eventTable = table[keelpay.Event]{
+	id: func(e *keelpay.Event) string { return e.ID },
+	cols: []column[keelpay.Event]{
+		col("e.id", kText, func(e *keelpay.Event) any { return &e.ID }),
+		col("e.store_id", kText, func(e *keelpay.Event) any { return &e.StoreID }),
+		col("e.type", kText, func(e *keelpay.Event) any { return (*string)(&e.Type) }),
+		col("e.body", kBytes, func(e *keelpay.Event) any { return (*[]byte)(&e.Body) }),
+		col("e.created_at", kTime, func(e *keelpay.Event) any { return &e.CreatedAt }),
+		col("d.status", kText, func(e *keelpay.Event) any { return (*string)(&e.Delivery.Status) }),
+		col("d.attempts", kInt, func(e *keelpay.Event) any { return &e.Delivery.Attempts }),
+		col("d.last_attempt_at", kTime, func(e *keelpay.Event) any { return &e.Delivery.LastAttemptAt }),
+		col("d.next_attempt_at", kTime, func(e *keelpay.Event) any { return &e.Delivery.NextAttemptAt }),
+		col("d.last_status_code", kInt, func(e *keelpay.Event) any { return &e.Delivery.LastStatusCode }),
+		col("d.last_failure", kText, func(e *keelpay.Event) any { return (*string)(&e.Delivery.LastFailure) }),
+	},
+}
+
 // EventColumns are the columns of an event with its delivery, of events e
 // joined to deliveries d.
-const EventColumns = `e.id, e.store_id, e.type, e.body, e.created_at,
-	d.status, d.attempts, d.last_attempt_at, d.next_attempt_at, d.last_status_code, d.last_failure`
+var EventColumns = eventTable.list()
 
 // ScanEvent reads an event with its delivery. The next attempt is kept
 // only while the delivery is pending.
 func (r Records) ScanEvent(row Row) (*keelpay.Event, error) {
 	var e keelpay.Event
-	var body []byte
-	var next time.Time
-	err := row.Scan(&e.ID, &e.StoreID, (*string)(&e.Type), &body, r.D.TimeDst(&e.CreatedAt),
-		(*string)(&e.Delivery.Status), &e.Delivery.Attempts, r.D.TimeDst(&e.Delivery.LastAttemptAt), r.D.TimeDst(&next),
-		&e.Delivery.LastStatusCode, (*string)(&e.Delivery.LastFailure))
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := eventTable.scan(r, row, &e); err != nil {
+		return nil, err
 	}
-	e.Body = body
-	if e.Delivery.Status == keelpay.DeliveryPending {
-		e.Delivery.NextAttemptAt = next
+	if e.Delivery.Status != keelpay.DeliveryPending {
+		e.Delivery.NextAttemptAt = time.Time{}
 	}
 	return &e, nil
 }
 
+// deliveryAttemptTable declares the columns of a delivery attempt, read
+// back (an adapter records attempts with its own statements). duration_us
+// is the duration in microseconds (see ScanDeliveryAttempt).
+var deliveryAttemptTable = table[keelpay.DeliveryAttempt]{
+	id: func(a *keelpay.DeliveryAttempt) string { return a.ID },
+	cols: []column[keelpay.DeliveryAttempt]{
+		col("id", kText, func(a *keelpay.DeliveryAttempt) any { return &a.ID }),
+		col("event_id", kText, func(a *keelpay.DeliveryAttempt) any { return &a.EventID }),
+		col("store_id", kText, func(a *keelpay.DeliveryAttempt) any { return &a.StoreID }),
+		col("started_at", kTime, func(a *keelpay.DeliveryAttempt) any { return &a.StartedAt }),
+		col("duration_us", kInt64, func(a *keelpay.DeliveryAttempt) any { return (*int64)(&a.Duration) }),
+		col("status_code", kInt, func(a *keelpay.DeliveryAttempt) any { return &a.StatusCode }),
+		col("failure", kText, func(a *keelpay.DeliveryAttempt) any { return (*string)(&a.Failure) }),
+		col("response_body", kText, func(a *keelpay.DeliveryAttempt) any { return &a.ResponseBody }),
+	},
+}
+
 // DeliveryAttemptColumns are the columns of a delivery attempt.
-const DeliveryAttemptColumns = `id, event_id, store_id, started_at, duration_us, status_code, failure, response_body`
+var DeliveryAttemptColumns = deliveryAttemptTable.list()
 
 // ScanDeliveryAttempt reads a delivery attempt.
 func (r Records) ScanDeliveryAttempt(row Row) (*keelpay.DeliveryAttempt, error) {
 	var a keelpay.DeliveryAttempt
-	var dur int64
-	err := row.Scan(&a.ID, &a.EventID, &a.StoreID, r.D.TimeDst(&a.StartedAt), &dur, &a.StatusCode, (*string)(&a.Failure), &a.ResponseBody)
-	if err != nil {
-		return nil, r.D.MapErr(err)
+	if err := deliveryAttemptTable.scan(r, row, &a); err != nil {
+		return nil, err
 	}
-	a.Duration = time.Duration(dur) * time.Microsecond
+	a.Duration *= time.Microsecond // read as microseconds
 	return &a, nil
 }
 
@@ -247,18 +334,36 @@ func (s *JobScanner) Scan(row Row, extra ...any) (*storage.DeliveryJob, error) {
 
 // Idempotency keys.
 
+// idempotencyTable declares the columns of an idempotency record, read
+// back (the writes of a record are statements of their own). Its body is
+// sealed as a blob (see ScanIdempotency).
+var idempotencyTable = table[storage.IdempotencyRecord]{
+	id: func(k *storage.IdempotencyRecord) string { return k.Key },
+	cols: []column[storage.IdempotencyRecord]{
+		col("store_id", kText, func(k *storage.IdempotencyRecord) any { return &k.StoreID }),
+		col("key", kText, func(k *storage.IdempotencyRecord) any { return &k.Key }),
+		col("fingerprint", kBytes, func(k *storage.IdempotencyRecord) any { return &k.Fingerprint }),
+		col("lock_token", kText, func(k *storage.IdempotencyRecord) any { return &k.LockToken }),
+		col("locked_until", kTime, func(k *storage.IdempotencyRecord) any { return &k.LockedUntil }),
+		col("status", kInt, func(k *storage.IdempotencyRecord) any { return &k.Status }),
+		col("body", kBytes, func(k *storage.IdempotencyRecord) any { return &k.Body }),
+		col("created_at", kTime, func(k *storage.IdempotencyRecord) any { return &k.CreatedAt }),
+		col("expires_at", kTime, func(k *storage.IdempotencyRecord) any { return &k.ExpiresAt }),
+		col("recovery_point", kText, func(k *storage.IdempotencyRecord) any { return &k.RecoveryPoint }),
+		col("object_id", kText, func(k *storage.IdempotencyRecord) any { return &k.ObjectID }),
+	},
+}
+
 // IdempotencyColumns are the columns of an idempotency record.
-const IdempotencyColumns = `store_id, key, fingerprint, lock_token, locked_until,
-	status, body, created_at, expires_at, recovery_point, object_id`
+var IdempotencyColumns = idempotencyTable.list()
 
 // ScanIdempotency reads an idempotency record and opens its stored
 // response. A record without one has a nil Body.
 func (r Records) ScanIdempotency(row Row) (*storage.IdempotencyRecord, error) {
 	var k storage.IdempotencyRecord
-	err := row.Scan(&k.StoreID, &k.Key, &k.Fingerprint, &k.LockToken, r.D.TimeDst(&k.LockedUntil),
-		&k.Status, &k.Body, r.D.TimeDst(&k.CreatedAt), r.D.TimeDst(&k.ExpiresAt), &k.RecoveryPoint, &k.ObjectID)
+	err := idempotencyTable.scan(r, row, &k)
 	if err != nil {
-		return nil, r.D.MapErr(err)
+		return nil, err
 	}
 	if len(k.Body) == 0 {
 		k.Body = nil
