@@ -178,7 +178,10 @@ func (k *Key) progress(b *storage.Batch, p storage.IdempotencyProgressParams) {
 		IdempotencyBeginParams: *k.Begin,
 		RecoveryPoint:          p.RecoveryPoint, ObjectID: p.ObjectID, Status: p.Status, Body: p.Body,
 	})
-	b.OnCommit(func() { k.began = true })
+	// A run of the batch that failed may be followed by one that
+	// committed (an adapter runs a group commit again): what committed
+	// decides.
+	b.OnCommit(func() { k.began, k.busy = true, false })
 	b.OnFail(func(we *storage.WriteError) {
 		if we.Index == i && errors.Is(we, ErrKeyBusy) {
 			k.busy = true
