@@ -152,8 +152,8 @@ func benchmarkThroughput(b *testing.B, concurrency, perStore int) {
 	b.ReportMetric(float64(st.txs.Load())*1000/float64(b.N), "txs/1000-deliveries")
 }
 
-// countingStorage counts the dispatcher's write transactions: each WithTx,
-// and each claim or record made outside one.
+// countingStorage counts the dispatcher's write transactions: each WithTx
+// and Commit, and each claim or record made outside one.
 type countingStorage struct {
 	storage.Storage
 	txs atomic.Int64
@@ -162,6 +162,11 @@ type countingStorage struct {
 func (c *countingStorage) WithTx(ctx context.Context, fn func(context.Context, storage.Executor) error) error {
 	c.txs.Add(1)
 	return c.Storage.WithTx(ctx, fn)
+}
+
+func (c *countingStorage) Commit(ctx context.Context, b *storage.Batch) error {
+	c.txs.Add(1)
+	return c.Storage.Commit(ctx, b)
 }
 
 func (c *countingStorage) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {

@@ -279,28 +279,16 @@ func (d *Dispatcher) commit(ctx context.Context, results []storage.DeliveryResul
 		d.record(ctx, results)
 		return nil
 	}
+	// One call records the results and claims, in one transaction (one
+	// round trip on PostgreSQL).
 	p := d.claimParams(want)
-	err := d.cfg.Storage.WithTx(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
-		jobs = nil
-		if len(results) > 0 {
-			if err := tx.DeliveryRecord(ctx, results); err != nil {
-				return fmt.Errorf("record deliveries: %w", err)
-			}
-		}
-		var err error
-		jobs, err = tx.DeliveryClaimDue(ctx, p)
-		if err != nil {
-			return fmt.Errorf("claim deliveries: %w", err)
-		}
-		return nil
-	})
+	p.Record = results
+	jobs, err := d.cfg.Storage.DeliveryClaimDue(context.WithoutCancel(ctx), p)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.cfg.Logger.ErrorContext(ctx, "record and claim deliveries", slog.Int("count", len(results)), slog.Any("error", err))
 		}
-		if len(results) > 0 {
-			d.record(ctx, results)
-		}
+		d.record(ctx, results)
 		return nil
 	}
 	return jobs

@@ -97,14 +97,15 @@ func (s *Service) SendTest(ctx context.Context, storeID string, key *idempotency
 	// background dispatcher does not race it; if this process dies, the
 	// lease lapses and the dispatcher delivers it.
 	var job *storage.DeliveryJob
-	err = s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
+	err = s.outbox.CommitTx(ctx, func(ctx context.Context, tx storage.Executor, b *storage.Batch) error {
 		var err error
 		if job, err = tx.DeliveryClaimEvent(ctx, e.ID, s.cfg.Dispatcher.claimOne()); err != nil {
 			return err
 		}
 		// A retry of this request after a crash answers with this event
 		// instead of sending another.
-		return key.Step(ctx, tx, idempotency.Created, e.ID)
+		key.Step(b, idempotency.Created, e.ID)
+		return nil
 	}, e)
 	if err != nil {
 		return nil, fmt.Errorf("webhook test: %w", err)
@@ -291,7 +292,9 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 		return RedeliverManyResult{}, keelpay.InvalidRequest("starting_after", "invalid_starting_after", cursorMsg)
 	}
 	var res RedeliverManyResult
+	var b *storage.Batch
 	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+		b = &storage.Batch{}
 		n, next, err := tx.DeliveryRedeliverMany(ctx, storage.DeliveryRedeliverManyParams{
 			StoreID: p.StoreID, Status: p.Status, Type: p.Type, CreatedAfter: p.CreatedAfter, CreatedBefore: p.CreatedBefore,
 			StartingAfter: p.StartingAfter, Limit: RedeliverMax, Now: s.cfg.Clock.Now(),
@@ -303,11 +306,12 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 		// With an Idempotency-Key the answer commits with what it
 		// queued: a retry after a crash reports these counts rather than
 		// queueing again.
-		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, p.StoreID, idempotency.OutcomeChanged, res.JSON())
-		}
-		return nil
+		p.Idempotency.Finish(b, p.StoreID, idempotency.OutcomeChanged, res.JSON())
+		return b.Apply(ctx, tx)
 	})
+	if err == nil {
+		b.Committed()
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return RedeliverManyResult{}, keelpay.InvalidRequest("starting_after", "invalid_starting_after", cursorMsg)
 	}

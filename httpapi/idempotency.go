@@ -222,9 +222,7 @@ func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h han
 	}()
 	h(rw, r, c)
 	panicked = false
-	if claim.Busy() || errors.Is(rw.err, idempotency.ErrKeyBusy) {
-		// (A database that sends the take with the commit reports a busy
-		// key as the service's error, which writeError kept in rw.)
+	if claim.Busy() {
 		return false
 	}
 	status := sentStatus(rw.status)
@@ -236,9 +234,8 @@ func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h han
 		err = a.settleKey(ctx, claim, status, rw.header, body)
 	}
 	if (!claim.Began() || errors.Is(err, storage.ErrNotFound)) && stored {
-		// Nothing took the key (or the transaction that took it rolled
-		// back): the answer, decided without a change, is kept in one
-		// commit.
+		// No commit took the key (or it is gone): the answer, decided
+		// without a change, is kept in one commit.
 		err = a.storeAnswer(ctx, begin, status, body)
 	} else if errors.Is(err, storage.ErrNotFound) {
 		err = nil // nothing to free

@@ -190,7 +190,7 @@ func (p *countedLookups) n() int {
 	return p.lookups
 }
 
-// pauseAfterCommit pauses the caller of the next transaction it commits,
+// pauseAfterCommit pauses the caller of the next transaction or batch it commits,
 // once armed, until release is closed: a process stopped (SIGSTOP) right
 // after its attempt was recorded.
 type pauseAfterCommit struct {
@@ -202,11 +202,21 @@ type pauseAfterCommit struct {
 
 func (p *pauseAfterCommit) WithTx(ctx context.Context, fn func(ctx context.Context, tx storage.Executor) error) error {
 	err := p.Storage.WithTx(ctx, fn)
+	p.pause(err)
+	return err
+}
+
+func (p *pauseAfterCommit) Commit(ctx context.Context, b *storage.Batch) error {
+	err := p.Storage.Commit(ctx, b)
+	p.pause(err)
+	return err
+}
+
+func (p *pauseAfterCommit) pause(err error) {
 	if err == nil && p.armed.CompareAndSwap(true, false) {
 		close(p.paused)
 		<-p.release
 	}
-	return err
 }
 
 // TestConfirmPausedPastItsSendWindowDoesNotCharge pauses a confirm right

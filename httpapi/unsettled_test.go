@@ -43,6 +43,13 @@ func (o *outage) WithTx(ctx context.Context, fn func(context.Context, storage.Ex
 	return o.Storage.WithTx(ctx, fn)
 }
 
+func (o *outage) Commit(ctx context.Context, b *storage.Batch) error {
+	if err := o.err(); err != nil {
+		return err
+	}
+	return o.Storage.Commit(ctx, b)
+}
+
 func (o *outage) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, version int64) error {
 	if err := o.err(); err != nil {
 		return err

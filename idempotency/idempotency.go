@@ -13,20 +13,22 @@
 // An embedder that calls a service directly passes nil: a nil *Key
 // records nothing, and every method of it does nothing.
 //
-// A service method uses its Key in two calls, inside the transactions it
-// already makes:
+// A service method uses its Key in two calls, each recording a write in
+// the [storage.Batch] of a change it already commits:
 //
-//   - [Key.Step] in the transaction of a change that a retry must not
-//     make again (a payment attempt recorded before its provider call), with
+//   - [Key.Step] in the batch of a change that a retry must not make
+//     again (a payment attempt recorded before its provider call), with
 //     the recovery point that tells the retry where to resume;
-//   - [Key.Finish] in the transaction of its last change, with the answer
+//   - [Key.Finish] in the batch of its last change, with the answer
 //     (status and JSON body) the request gets, rendered by the same
 //     function that renders the object everywhere else.
+//
+// What a Key reports (Began, Busy, Answered) is what committed: it learns
+// it from the batch once the batch has committed, or failed.
 package idempotency
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net/http"
 
@@ -58,16 +60,13 @@ const (
 // storage's ErrIdempotencyKeyLost.
 var ErrKeyLost = storage.ErrIdempotencyKeyLost
 
-// ErrKeyBusy is returned for a Step or Finish of a [Key] with Begin set
-// when the key turned out to be held by another run, answered already, or
-// left with progress by a run that did not finish. The change rolls back;
-// the request is then answered as a retry of that run (the HTTP API
-// discards what the handler wrote). It is storage's
+// ErrKeyBusy is the error of the write of a Step or Finish of a [Key]
+// with Begin set when the key turned out to be held by another run,
+// answered already, or left with progress by a run that did not finish.
+// The change rolls back, the commit of its batch returns the error, and
+// [Key.Busy] reports it; the request is then answered as a retry of that
+// run (the HTTP API discards what the handler wrote). It is storage's
 // ErrIdempotencyKeyBusy.
-//
-// A database that sends a transaction's writes with its commit reports it
-// from the commit, not from the Step or Finish: it reaches the caller as
-// the error of the service method, and [Key.Busy] does not know it.
 var ErrKeyBusy = storage.ErrIdempotencyKeyBusy
 
 // A Key is a request's hold on its idempotency key, locked with
@@ -81,28 +80,28 @@ type Key struct {
 	Key       string
 	LockToken string
 	// Begin, when set, is the lock on the key not taken yet: the first
-	// Step or Finish takes it inside its own transaction, so that the key
-	// rides in the transaction of the first change it guards instead of a
-	// commit of its own. Only for requests that change nothing before
+	// Step or Finish takes it in its own batch, so that the key rides in
+	// the transaction of the first change it guards instead of a commit
+	// of its own. Only for requests that change nothing before
 	// their first Step or Finish (nothing a second run of the same
 	// request would repeat).
 	Begin *storage.IdempotencyBeginParams
 
-	began    bool // a transaction took the lock (it may have rolled back)
-	busy     bool // the key was found held or answered
-	answered bool // Finish stored status and body, below, with a change
+	began    bool // a batch that took the lock committed
+	busy     bool // a batch's take found the key held or answered
+	answered bool // Finish stored status and body, below, with a change that committed
 	status   int
 	body     []byte
 }
 
-// Step records, inside tx, that the request reached point on objectID.
-// Call it in the transaction of the change that reaches the point. A nil
-// Key records nothing.
-func (k *Key) Step(ctx context.Context, tx storage.Executor, point, objectID string) error {
+// Step records in b that the request reached point on objectID. Call it
+// with the batch of the change that reaches the point. A nil Key records
+// nothing.
+func (k *Key) Step(b *storage.Batch, point, objectID string) {
 	if k == nil {
-		return nil
+		return
 	}
-	return k.progress(ctx, tx, storage.IdempotencyProgressParams{
+	k.progress(b, storage.IdempotencyProgressParams{
 		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: point, ObjectID: objectID,
 	})
 }
@@ -129,34 +128,30 @@ func (o Outcome) HTTPStatus() int {
 	return http.StatusOK
 }
 
-// Finish records, inside tx, that the request's last change committed on
+// Finish records in b that the request's last change committed on
 // objectID, and stores the request's answer with it: the status of o and
 // the JSON body, which is kept followed by a newline, as the HTTP API
-// sends it. Call it in the transaction of the last change, with the answer
+// sends it. Call it with the batch of the last change, with the answer
 // the caller will send. A nil Key records nothing.
-func (k *Key) Finish(ctx context.Context, tx storage.Executor, objectID string, o Outcome, body []byte) error {
+func (k *Key) Finish(b *storage.Batch, objectID string, o Outcome, body []byte) {
 	if k == nil {
-		return nil
+		return
 	}
 	status := o.HTTPStatus()
 	body = append(body[:len(body):len(body)], '\n')
-	err := k.progress(ctx, tx, storage.IdempotencyProgressParams{
+	k.progress(b, storage.IdempotencyProgressParams{
 		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: Done, ObjectID: objectID,
 		Status: status, Body: body,
 	})
-	if err == nil {
-		k.answered, k.status, k.body = true, status, body
-	}
-	return err
+	b.OnCommit(func() { k.answered, k.status, k.body = true, status, body })
 }
 
-// Began reports whether a Step or Finish took the lock of a Key with
-// Begin set, as far as the Step or Finish could tell: the transaction that
-// took it may have rolled back, or may still fail at its commit.
+// Began reports whether a batch with a Step or Finish of a Key with Begin
+// set committed, and with it the lock on the key.
 func (k *Key) Began() bool { return k != nil && k.began }
 
-// Busy reports whether the key was found held or answered by another run
-// ([ErrKeyBusy]).
+// Busy reports whether the commit of a batch with a Step or Finish found
+// the key held or answered by another run ([ErrKeyBusy]).
 func (k *Key) Busy() bool { return k != nil && k.busy }
 
 // Answered reports whether Finish stored exactly this answer (body with
@@ -168,24 +163,28 @@ func (k *Key) Answered(status int, body []byte) bool {
 	return k != nil && k.answered && k.status == status && bytes.Equal(k.body, body)
 }
 
-// progress records step p inside tx (with its answer when p.Status > 0).
-// A Key with Begin takes the key with every step, in one statement: the
-// first takes it, and the later ones find it held by this run. So a
-// transaction that took it and rolled back (a failed change, or one run
-// again after a serialisation failure) takes it again with its next step.
-func (k *Key) progress(ctx context.Context, tx storage.Executor, p storage.IdempotencyProgressParams) error {
+// progress records step p in b (with its answer when p.Status > 0). A
+// Key with Begin takes the key with every step, in one statement: the
+// first takes it, and the later ones find it held by this run. So a batch
+// that took it and rolled back (a failed change) takes it again with the
+// next step.
+func (k *Key) progress(b *storage.Batch, p storage.IdempotencyProgressParams) {
 	if k.Begin == nil {
-		return tx.IdempotencyProgress(ctx, p)
+		b.IdempotencyProgress(p)
+		return
 	}
-	err := tx.IdempotencyTake(ctx, storage.IdempotencyTakeParams{
+	i := b.Len()
+	b.IdempotencyTake(storage.IdempotencyTakeParams{
 		IdempotencyBeginParams: *k.Begin,
 		RecoveryPoint:          p.RecoveryPoint, ObjectID: p.ObjectID, Status: p.Status, Body: p.Body,
 	})
-	switch {
-	case err == nil:
-		k.began = true
-	case errors.Is(err, ErrKeyBusy):
-		k.busy = true
-	}
-	return err
+	// A run of the batch that failed may be followed by one that
+	// committed (an adapter runs a group commit again): what committed
+	// decides.
+	b.OnCommit(func() { k.began, k.busy = true, false })
+	b.OnFail(func(we *storage.WriteError) {
+		if we.Index == i && errors.Is(we, ErrKeyBusy) {
+			k.busy = true
+		}
+	})
 }

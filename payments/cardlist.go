@@ -174,9 +174,9 @@ func (s *Service) EraseCustomer(ctx context.Context, st *keelpay.Store, customer
 	}
 	e.PaymentIntents, e.CardSessions = n.PaymentIntents, n.CardSessions
 	if key != nil {
-		err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			return key.Finish(ctx, tx, customerID, idempotency.OutcomeChanged, ErasureJSON(e))
-		})
+		var b storage.Batch
+		key.Finish(&b, customerID, idempotency.OutcomeChanged, ErasureJSON(e))
+		err := s.cfg.Storage.Commit(ctx, &b)
 		if err != nil {
 			return nil, fmt.Errorf("payments: erase customer: %w", err)
 		}

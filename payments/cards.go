@@ -35,15 +35,12 @@ func (s *Service) CreateCardSession(ctx context.Context, st *keelpay.Store, p Ca
 		ExpiresAt:    now.Add(CardSessionLifetime),
 		CreatedAt:    now,
 	}
-	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.CardSessionInsert(ctx, cs); err != nil {
-			return err
-		}
-		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, cs.ID, idempotency.OutcomeCreated, CardSessionJSON(cs, true))
-		}
-		return nil
-	})
+	var b storage.Batch
+	b.CardSessionInsert(cs)
+	if key := p.Idempotency; key != nil {
+		key.Finish(&b, cs.ID, idempotency.OutcomeCreated, CardSessionJSON(cs, true))
+	}
+	err := s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {
 		return nil, fmt.Errorf("payments: insert card session: %w", err)
 	}
@@ -134,11 +131,9 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 	if err != nil {
 		return nil, err
 	}
-	err = s.outbox.Commit(context.WithoutCancel(ctx), func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.CardSessionComplete(ctx, st.ID, cs.ID, card.ID, now); err != nil {
-			return err
-		}
-		return tx.CardInsert(ctx, card)
+	err = s.outbox.Commit(context.WithoutCancel(ctx), func(b *storage.Batch) {
+		b.CardSessionComplete(st.ID, cs.ID, card.ID, now)
+		b.CardInsert(card)
 	}, ev)
 	if errors.Is(err, storage.ErrConflict) {
 		// Another capture completed the session first, or it expired.

@@ -60,12 +60,10 @@ func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentP
 		Version:       1,
 	}
 	answer := renderAnswer(p.Idempotency, pi)
-	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.PaymentIntentInsert(ctx, pi); err != nil {
-			return err
-		}
-		return finishIntent(ctx, tx, p.Idempotency, idempotency.OutcomeCreated, pi.ID, answer)
-	})
+	var b storage.Batch
+	b.PaymentIntentInsert(pi)
+	finishIntent(&b, p.Idempotency, idempotency.OutcomeCreated, pi.ID, answer)
+	err := s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {
 		return nil, fmt.Errorf("payments: insert intent: %w", err)
 	}
@@ -250,12 +248,10 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	// from the same version again, sends the same key, and the provider
 	// answers with the first charge instead of making a second.
 	attempt := startAttempt(*pi, sendid.For(attemptPrefix, pi.ID, pi.Version), st.MerchantID, pm, cardID, p.Billing, s.now())
-	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.PaymentIntentUpdate(ctx, &attempt, pi.Version); err != nil {
-			return err
-		}
-		return p.Idempotency.Step(ctx, tx, idempotency.Attempt, attempt.AttemptID)
-	})
+	var b storage.Batch
+	b.PaymentIntentUpdate(&attempt, pi.Version)
+	p.Idempotency.Step(&b, idempotency.Attempt, attempt.AttemptID)
+	err = s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			if cur, err := s.GetIntent(ctx, st, id); err == nil {
@@ -427,12 +423,10 @@ func (s *Service) CancelIntent(ctx context.Context, st *keelpay.Store, id, reaso
 func (s *Service) cancelChallenge(ctx context.Context, pi *keelpay.PaymentIntent, reason string, key *idempotency.Key) (_ *keelpay.PaymentIntent, retry bool, _ error) {
 	marked := *pi
 	marked.CancellationReason, marked.UpdatedAt = reason, s.now()
-	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.PaymentIntentUpdate(ctx, &marked, pi.Version); err != nil {
-			return err
-		}
-		return key.Step(ctx, tx, idempotency.CancelMarked, pi.ID)
-	})
+	var b storage.Batch
+	b.PaymentIntentUpdate(&marked, pi.Version)
+	key.Step(&b, idempotency.CancelMarked, pi.ID)
+	err := s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			return nil, true, nil

@@ -143,29 +143,51 @@ func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *
 		// changed between holding and not.
 		change := i < 0 || pi.VoidedCharges[i].Held() != held || (held && fresh)
 		isNew := i < 0
-		moveCheck := func(ctx context.Context, tx storage.Executor) error {
+		// moveCheck records the check's next step in b: rescheduled, or,
+		// when missing (a check made at a notification, of an attempt
+		// whose schedule had ended), inserted to start again.
+		moveCheck := func(b *storage.Batch, missing bool) {
 			if held && !now.Before(c.Until) {
-				return tx.AttemptCheckDelete(ctx, c.AttemptID)
+				b.AttemptCheckDelete(c.AttemptID)
+				return
 			}
 			next := schedule.Next(c.ClosedAt, now)
 			if held && next.After(c.Until) {
 				next = c.Until
 			}
-			err := tx.AttemptCheckReschedule(ctx, c.AttemptID, next, c.Checks+1)
-			if errors.Is(err, storage.ErrNotFound) {
-				// A check made at a notification, of an attempt whose
-				// schedule had ended: it starts again.
-				again := *c
-				again.CheckAt, again.Checks = next, c.Checks+1
-				if !held && !again.Until.After(now) {
-					again.Until = now.Add(LateCheckFor)
+			if !missing {
+				b.AttemptCheckReschedule(c.AttemptID, next, c.Checks+1)
+				return
+			}
+			again := *c
+			again.CheckAt, again.Checks = next, c.Checks+1
+			if !held && !again.Until.After(now) {
+				again.Until = now.Add(LateCheckFor)
+			}
+			b.AttemptCheckInsert(&again)
+		}
+		// commitMove commits first's writes with the check's move; a
+		// reschedule that finds no check commits them again with the
+		// check inserted instead (nothing of the first batch was kept).
+		commitMove := func(first func(b *storage.Batch)) error {
+			var err error
+			for _, missing := range []bool{false, true} {
+				var b storage.Batch
+				if first != nil {
+					first(&b)
 				}
-				return tx.AttemptCheckInsert(ctx, &again)
+				i := b.Len()
+				moveCheck(&b, missing)
+				err = s.cfg.Storage.Commit(ctx, &b)
+				var we *storage.WriteError
+				if !errors.As(err, &we) || we.Index != i || we.Op != "AttemptCheckReschedule" || !errors.Is(err, storage.ErrNotFound) {
+					break
+				}
 			}
 			return err
 		}
 		if !change {
-			return s.cfg.Storage.WithTx(ctx, moveCheck)
+			return commitMove(nil)
 		}
 		if res.Amount == 0 || res.Currency == "" {
 			res = &provider.ChargeResult{Status: res.Status, Amount: pi.Amount, Currency: pi.Currency, Voided: res.Voided}
@@ -173,12 +195,7 @@ func (s *Service) recordVoid(ctx context.Context, c *storage.AttemptCheck, res *
 		next := *pi
 		next.VoidedCharges = withVoid(pi.VoidedCharges, c.AttemptID, res, status, now)
 		next.UpdatedAt = now
-		err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			if err := tx.PaymentIntentUpdate(ctx, &next, pi.Version); err != nil {
-				return err
-			}
-			return moveCheck(ctx, tx)
-		})
+		err = commitMove(func(b *storage.Batch) { b.PaymentIntentUpdate(&next, pi.Version) })
 		if errors.Is(err, storage.ErrConflict) {
 			continue
 		}

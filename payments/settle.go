@@ -78,27 +78,21 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 	for range serialisationRetries {
 		// The event is written with the change, and the dispatcher woken
 		// once it is committed.
-		err := s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
+		err := s.outbox.Commit(ctx, func(b *storage.Batch) {
 			n := st.next
-			if err := tx.PaymentIntentUpdate(ctx, &n, prev.Version); err != nil {
-				return err
-			}
+			b.PaymentIntentUpdate(&n, prev.Version)
 			if st.cardUnavailable {
-				if err := tx.CardUpdateStatus(ctx, n.StoreID, n.CardID, keelpay.CardUnavailable); err != nil {
-					return err
-				}
+				b.CardUpdateStatus(n.StoreID, n.CardID, keelpay.CardUnavailable)
 			}
 			if st.lateCheck || (st.charged != nil && n.Status == keelpay.IntentCanceled) {
 				// A closed attempt that may still charge, or a charge
 				// voided: looked up again for LateCheckFor.
-				if err := tx.AttemptCheckInsert(ctx, newAttemptCheck(prev, n.UpdatedAt)); err != nil {
-					return err
-				}
+				b.AttemptCheckInsert(newAttemptCheck(prev, n.UpdatedAt))
 			}
 			// When a request with an idempotency key makes this change,
 			// its answer is stored with it: a retry after a crash gets
 			// this answer, not a second run.
-			return finishIntent(ctx, tx, key, idempotency.OutcomeChanged, n.ID, answer)
+			finishIntent(b, key, idempotency.OutcomeChanged, n.ID, answer)
 		}, ev)
 		if err == nil {
 			next := after
@@ -270,12 +264,12 @@ func renderAnswer(key *idempotency.Key, pi *keelpay.PaymentIntent) []byte {
 	return AppendIntentJSON(nil, pi, true)
 }
 
-// finishIntent stores, with the change in tx, the answer status and body
+// finishIntent records in b, with the change, the answer status and body
 // (renderAnswer) about intent id of the request that holds key; nothing
 // without a key.
-func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, o idempotency.Outcome, id string, answer []byte) error {
+func finishIntent(b *storage.Batch, key *idempotency.Key, o idempotency.Outcome, id string, answer []byte) {
 	if key == nil {
-		return nil
+		return
 	}
-	return key.Finish(ctx, tx, id, o, answer)
+	key.Finish(b, id, o, answer)
 }

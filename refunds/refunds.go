@@ -244,15 +244,11 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 	linked := *pi
 	linked.RefundID = r.ID
 	linked.UpdatedAt = now
-	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.RefundInsert(ctx, r); err != nil {
-			return err
-		}
-		if err := tx.PaymentIntentUpdate(ctx, &linked, pi.Version); err != nil {
-			return err
-		}
-		return p.Idempotency.Step(ctx, tx, idempotency.RefundSent, r.ID)
-	})
+	var b storage.Batch
+	b.RefundInsert(r)
+	b.PaymentIntentUpdate(&linked, pi.Version)
+	p.Idempotency.Step(&b, idempotency.RefundSent, r.ID)
+	err := s.cfg.Storage.Commit(ctx, &b)
 	if errors.Is(err, storage.ErrDuplicate) || errors.Is(err, storage.ErrConflict) {
 		// Another first send of this intent won the race.
 		return nil, inProgress(ResendAfter)
@@ -261,14 +257,12 @@ func (s *Service) first(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 		return nil, fmt.Errorf("refund: record first send: %w", err)
 	}
 	r.Version = 1
-	out, err := s.send(ctx, st, pi, r, p.Idempotency, func(ctx context.Context, tx storage.Executor) error {
+	out, err := s.send(ctx, st, pi, r, p.Idempotency, func(b *storage.Batch) {
 		// Nothing is kept: no refund, and the intent's link is undone.
-		if err := tx.RefundDelete(ctx, r.StoreID, r.ID, r.Version); err != nil {
-			return err
-		}
+		b.RefundDelete(r.StoreID, r.ID, r.Version)
 		unlinked := linked
 		unlinked.RefundID = ""
-		return tx.PaymentIntentUpdate(ctx, &unlinked, linked.Version)
+		b.PaymentIntentUpdate(&unlinked, linked.Version)
 	})
 	if err != nil {
 		return nil, err
@@ -296,22 +290,20 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 	if err != nil {
 		return nil, err
 	}
-	err = s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.RefundUpdate(ctx, &next, before.Version); err != nil {
-			return err
-		}
-		return key.Step(ctx, tx, idempotency.RefundSent, next.ID)
-	})
+	var b storage.Batch
+	b.RefundUpdate(&next, before.Version)
+	key.Step(&b, idempotency.RefundSent, next.ID)
+	err = s.cfg.Storage.Commit(ctx, &b)
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, inProgress(ResendAfter)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("refund: record send: %w", err)
 	}
-	out, err := s.send(ctx, st, pi, &next, key, func(ctx context.Context, tx storage.Executor) error {
+	out, err := s.send(ctx, st, pi, &next, key, func(b *storage.Batch) {
 		restored := *before
 		restored.UpdatedAt = s.now()
-		return tx.RefundUpdate(ctx, &restored, next.Version)
+		b.RefundUpdate(&restored, next.Version)
 	})
 	if err != nil {
 		return nil, err
@@ -324,7 +316,7 @@ func (s *Service) again(ctx context.Context, st *keelpay.Store, pi *keelpay.Paym
 // the error is 503. key, when set, stores the request's answer with the
 // outcome.
 func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund, key *idempotency.Key,
-	revert func(context.Context, storage.Executor) error) (*keelpay.Refund, error) {
+	revert func(b *storage.Batch)) (*keelpay.Refund, error) {
 	// The request waits for the provider at most AnswerTimeout, so that
 	// it is answered before the HTTP server's WriteTimeout; the call and
 	// the commit of its outcome go on on their own.
@@ -366,7 +358,7 @@ func (s *Service) send(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 // the provider did not take stays recorded (pending, outcome_unknown, as
 // the request was answered) for the reconciler to make.
 func (s *Service) call(ctx context.Context, st *keelpay.Store, pi *keelpay.PaymentIntent, r *keelpay.Refund, key *idempotency.Key,
-	revert func(context.Context, storage.Executor) error, claim func() bool) (*keelpay.Refund, error) {
+	revert func(b *storage.Batch), claim func() bool) (*keelpay.Refund, error) {
 	pctx, cancel := providercall.Context(ctx, s.cfg.CallTimeout)
 	res, err := s.cfg.Provider.Refund(pctx, provider.RefundRequest{
 		MerchantID:      st.MerchantID,
@@ -402,7 +394,9 @@ func (s *Service) call(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 	}
 	if unavailable := providercall.NotSent(err); unavailable != nil {
 		s.sends.WithLabelValues("unavailable").Inc()
-		if rerr := s.cfg.Storage.WithTx(ctx, revert); rerr != nil {
+		var b storage.Batch
+		revert(&b)
+		if rerr := s.cfg.Storage.Commit(ctx, &b); rerr != nil {
 			// The record stays pending; the reconciler will find the
 			// provider never saw the attempt and send it then.
 			s.cfg.Logger.ErrorContext(ctx, "refund: undo a send the provider did not take",
@@ -423,13 +417,11 @@ func (s *Service) call(ctx context.Context, st *keelpay.Store, pi *keelpay.Payme
 // the request that holds key, when set).
 func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund, key *idempotency.Key) (*keelpay.Refund, error) {
 	next := unknown(*r, s.now())
-	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
-			return err
-		}
-		next.Version = r.Version + 1
-		return finish(ctx, tx, key, &next)
-	})
+	var b storage.Batch
+	b.RefundUpdate(&next, r.Version)
+	next.Version = r.Version + 1
+	finish(&b, key, &next)
+	err := s.cfg.Storage.Commit(ctx, &b)
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
 	}
@@ -462,14 +454,12 @@ func (s *Service) commitOutcome(ctx context.Context, r *keelpay.Refund, next kee
 	if err != nil {
 		return nil, err
 	}
-	err = s.outbox.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.RefundUpdate(ctx, &next, r.Version); err != nil {
-			return err
-		}
+	err = s.outbox.Commit(ctx, func(b *storage.Batch) {
+		b.RefundUpdate(&next, r.Version)
 		// A request with an idempotency key stores its answer with the
 		// outcome: a retry after a crash gets it, not another send.
 		next.Version = r.Version + 1
-		return finish(ctx, tx, key, &next)
+		finish(b, key, &next)
 	}, e)
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
@@ -649,14 +639,14 @@ func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string, key 
 	return &Result{Refund: r, Created: r.Attempts == 1}, true, nil
 }
 
-// finish stores, with the change in tx, the answer of the request that
+// finish records in b, with the change, the answer of the request that
 // holds key: refund r, 201 for its first send and 200 for a send again.
 // Nothing without a key.
-func finish(ctx context.Context, tx storage.Executor, key *idempotency.Key, r *keelpay.Refund) error {
+func finish(b *storage.Batch, key *idempotency.Key, r *keelpay.Refund) {
 	if key == nil {
-		return nil
+		return
 	}
-	return key.Finish(ctx, tx, r.ID, SendOutcome(r), JSON(r))
+	key.Finish(b, r.ID, SendOutcome(r), JSON(r))
 }
 
 // SendOutcome is what a send that returned r did: created the refund (its

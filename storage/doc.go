@@ -1,6 +1,7 @@
 // Package storage is the persistence contract of keelpay: one flat list of
 // Noun+Verb methods ([Executor]) that works the same inside and outside a
-// transaction ([Storage] adds WithTx), and the sentinel errors every adapter
+// transaction ([Storage] adds WithTx, and Commit for the writes of a
+// [Batch]), and the sentinel errors every adapter
 // maps its driver's errors to ([ErrNotFound] and its siblings).
 //
 // A program that embeds keelpay only opens an adapter and passes it on; it

@@ -71,6 +71,11 @@ type DeliveryClaimParams struct {
 	StoreCaps []StoreCap
 	// LeaseToken marks the claimed rows.
 	LeaseToken string
+	// Record, for DeliveryClaimDue, is attempt results recorded first,
+	// in the same transaction, as DeliveryRecord records them: a
+	// dispatcher records what it sent and claims what it sends next in
+	// one call. A failure to record fails the claim.
+	Record []DeliveryResult
 }
 
 // StoreCap is one store's cap in a claim: the most of its deliveries

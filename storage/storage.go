@@ -31,21 +31,26 @@ type Storage interface {
 	Executor
 
 	// WithTx runs fn in one transaction and commits it when fn returns
-	// nil. fn must only talk to the database through tx: it may be run
-	// again after a serialisation failure, so it must not call the
-	// provider, send anything or change memory outside the transaction.
-	// An error from fn rolls the transaction back and is returned as is.
+	// nil: for a transaction that reads what it then writes. fn must only
+	// talk to the database through tx: it may be run again after a
+	// serialisation failure, so it must not call the provider, send
+	// anything or change memory outside the transaction. An error from fn
+	// rolls the transaction back and is returned as is.
 	//
-	// A write whose only result is its error (an insert, a conditional
-	// update, an idempotency step) may be held back by the adapter and
-	// sent with the transaction's next statement or with its commit, so
-	// that a transaction of writes costs one round trip to a database
-	// server. Its error is then returned by that next call, or by WithTx,
-	// instead of by the write itself; either way the transaction rolls
-	// back. So fn must return the errors of the calls it makes rather
-	// than act on them and go on, and must not take a write's nil error
-	// as proof that it happened before the commit.
+	// Each call on tx returns its own outcome: a write's error comes from
+	// the write (a failed write leaves the transaction to be rolled back:
+	// fn returns its error), and a nil error means the write was made in
+	// the transaction, which commits when WithTx returns nil.
 	WithTx(ctx context.Context, fn func(ctx context.Context, tx Executor) error) error
+
+	// Commit makes the writes of b, in order, in one transaction, and
+	// then calls b's OnCommit functions. When a write fails nothing of b
+	// is kept, and the error is the *WriteError of that write (its index
+	// and operation, wrapping its own error); any other error is the
+	// commit's or the connection's. An empty batch sends nothing (its
+	// OnCommit functions are called). A database server gets a batch in
+	// one round trip.
+	Commit(ctx context.Context, b *Batch) error
 
 	// Ping reports whether the database answers: a cheap round trip that
 	// touches no keelpay table and takes no lock. It returns nil when it

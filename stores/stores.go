@@ -404,19 +404,16 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 			WithDetail("publishable_key", current.PublishableKey)
 	}
 	next.UpdatedAt = now
-	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		if err := tx.StoreUpdate(ctx, &next, current.Version); err != nil {
-			return err
-		}
-		// A setup with the secret key and an Idempotency-Key stores its
-		// answer (sealed, as it carries new secrets) with the change: a
-		// retry after a crash gets the secrets this change issued rather
-		// than rotating them again.
-		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, next.ID, res.Outcome(), res.JSON())
-		}
-		return nil
-	})
+	var b storage.Batch
+	b.StoreUpdate(&next, current.Version)
+	// A setup with the secret key and an Idempotency-Key stores its
+	// answer (sealed, as it carries new secrets) with the change: a retry
+	// after a crash gets the secrets this change issued rather than
+	// rotating them again.
+	if key := p.Idempotency; key != nil {
+		key.Finish(&b, next.ID, res.Outcome(), res.JSON())
+	}
+	err := s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrDuplicate) {
 			return nil, setupConflict()

@@ -59,38 +59,69 @@ func New(db storage.Storage, committed func(context.Context, *keelpay.Event)) *O
 	return &Outbox{db: db, committed: committed}
 }
 
-// Commit runs change in one transaction together with the insert of evs
-// (each with its delivery row; a nil event is skipped), inserted before
-// change runs so that change may refer to them. Once the transaction has
-// committed each event is announced. An error of change, or of an insert,
-// rolls everything back and is returned as is.
-func (o *Outbox) Commit(ctx context.Context, change func(ctx context.Context, tx storage.Executor) error, evs ...*keelpay.Event) error {
+// Commit commits, in one storage.Batch, the insert of evs (each with its
+// delivery row; a nil event is skipped) and then the writes change
+// records, so that change may refer to them. Once the batch has committed
+// each event is announced. A write that fails rolls everything back, and
+// its *storage.WriteError is returned.
+func (o *Outbox) Commit(ctx context.Context, change func(b *storage.Batch), evs ...*keelpay.Event) error {
+	var b storage.Batch
+	insert(&b, evs)
+	if change != nil {
+		change(&b)
+	}
+	if err := o.db.Commit(ctx, &b); err != nil {
+		return err
+	}
+	o.announce(ctx, evs)
+	return nil
+}
+
+// CommitTx is Commit for a change that reads inside its transaction: in
+// one WithTx, it inserts evs, runs change, which may read and write
+// through tx and record writes in b, and then applies b. Once the
+// transaction has committed, b's OnCommit functions run and each event is
+// announced. An error of change, or of a write, rolls everything back and
+// is returned.
+func (o *Outbox) CommitTx(ctx context.Context, change func(ctx context.Context, tx storage.Executor, b *storage.Batch) error, evs ...*keelpay.Event) error {
+	var b *storage.Batch
 	err := o.db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-		for _, ev := range evs {
-			if ev == nil {
-				continue
-			}
-			// A copy: the transaction may run again after a
-			// serialisation failure, and the insert fills fields in.
-			e := *ev
-			if err := tx.EventInsert(ctx, &e); err != nil {
-				return err
-			}
+		var events storage.Batch
+		insert(&events, evs)
+		if err := events.Apply(ctx, tx); err != nil {
+			return err
 		}
-		if change == nil {
-			return nil
+		b = &storage.Batch{}
+		if err := change(ctx, tx, b); err != nil {
+			return err
 		}
-		return change(ctx, tx)
+		return b.Apply(ctx, tx)
 	})
 	if err != nil {
 		return err
 	}
-	if o.committed != nil {
-		for _, ev := range evs {
-			if ev != nil {
-				o.committed(ctx, ev)
-			}
+	b.Committed()
+	o.announce(ctx, evs)
+	return nil
+}
+
+// insert records the insert of evs in b (a copy of each: see
+// storage.Batch.EventInsert).
+func insert(b *storage.Batch, evs []*keelpay.Event) {
+	for _, ev := range evs {
+		if ev != nil {
+			b.EventInsert(ev)
 		}
 	}
-	return nil
+}
+
+func (o *Outbox) announce(ctx context.Context, evs []*keelpay.Event) {
+	if o.committed == nil {
+		return
+	}
+	for _, ev := range evs {
+		if ev != nil {
+			o.committed(ctx, ev)
+		}
+	}
 }

@@ -38,7 +38,7 @@ func TestCommitAnnouncesOnlyWhatCommitted(t *testing.T) {
 	now := time.Now()
 	ok, err := outbox.Event(storeID, keelpay.EventWebhookTest, map[string]string{"message": "test"}, now)
 	require.NoError(t, err)
-	require.NoError(t, o.Commit(ctx, func(ctx context.Context, tx storage.Executor) error {
+	require.NoError(t, o.CommitTx(ctx, func(ctx context.Context, tx storage.Executor, _ *storage.Batch) error {
 		inTx = true
 		defer func() { inTx = false }()
 		// The event is already in the transaction when the change runs.
@@ -54,10 +54,27 @@ func TestCommitAnnouncesOnlyWhatCommitted(t *testing.T) {
 	failed, err := outbox.Event(storeID, keelpay.EventWebhookTest, map[string]string{"message": "test"}, now)
 	require.NoError(t, err)
 	boom := errors.New("the change failed")
-	require.ErrorIs(t, o.Commit(ctx, func(context.Context, storage.Executor) error { return boom }, failed), boom)
+	require.ErrorIs(t, o.CommitTx(ctx, func(context.Context, storage.Executor, *storage.Batch) error { return boom }, failed), boom)
 	require.Equal(t, []string{ok.ID}, announced, "a rolled-back event is not announced")
 	_, err = db.EventGet(ctx, storeID, failed.ID)
 	require.ErrorIs(t, err, storage.ErrNotFound, "nor stored")
+
+	// A batch whose change fails: the error names the write, and the
+	// event is neither stored nor announced.
+	err = o.Commit(ctx, func(b *storage.Batch) {
+		b.CardUpdateStatus(storeID, "card_missing", keelpay.CardUnavailable)
+	}, failed)
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	var we *storage.WriteError
+	require.ErrorAs(t, err, &we)
+	require.Equal(t, 1, we.Index, "after the event's insert")
+	require.Equal(t, "CardUpdateStatus", we.Op)
+	require.Equal(t, []string{ok.ID}, announced, "a rolled-back event is not announced")
+	_, err = db.EventGet(ctx, storeID, failed.ID)
+	require.ErrorIs(t, err, storage.ErrNotFound, "nor stored")
+	// One that commits is announced once it has.
+	require.NoError(t, o.Commit(ctx, nil, failed))
+	require.Equal(t, []string{ok.ID, failed.ID}, announced)
 
 	_, err = outbox.Event(storeID, "no.such_type", nil, now)
 	require.Error(t, err)

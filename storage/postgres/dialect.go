@@ -116,11 +116,12 @@ func (d timeDst) ScanTimestamptz(v pgtype.Timestamptz) error {
 	return nil
 }
 
-// conn runs statements on a querier for the core (core.Conn). Inside
-// WithTx, tx is the transaction, which holds back the writes of Send.
+// conn runs statements on a querier for the core (core.Conn). For a
+// storage.Batch being committed, pipe collects the writes of Send, and no
+// other statement may be made.
 type conn struct {
-	q  querier
-	tx *lazyTx
+	q    querier
+	pipe *pipeline
 }
 
 func (c *conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
@@ -158,13 +159,13 @@ func (c *conn) QueryRows(ctx context.Context, qs []core.RowQuery) error {
 	return c.q.SendBatch(ctx, b).Close()
 }
 
-// Send runs write with its check as one statement (checkedWrite). Inside
-// a transaction it is held back, and sent with the transaction's next
-// statement or its COMMIT.
+// Send runs write with its check as one statement (checkedWrite). For a
+// batch being committed it is queued in the pipeline, which reports its
+// error (DB.Commit).
 func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {
-	w := heldWrite{sql: checkedWrite(write, exists, gone, conflict), args: args, gone: gone, conflict: conflict}
-	if c.tx != nil {
-		c.tx.hold(w)
+	w := checked{sql: checkedWrite(write, exists, gone, conflict), args: args, gone: gone, conflict: conflict}
+	if c.pipe != nil {
+		c.pipe.add(w)
 		return nil
 	}
 	_, err := c.q.Exec(ctx, w.sql, args...)

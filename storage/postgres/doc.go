@@ -44,7 +44,9 @@
 // for state changes, FOR UPDATE SKIP LOCKED for delivery claims, advisory
 // locks for rate limits, INSERT ... ON CONFLICT for idempotency keys.
 // [DB.WithTx] runs at READ COMMITTED and runs its function again when the
-// database reports a serialisation failure or deadlock.
+// database reports a serialisation failure or deadlock; [DB.Commit] sends
+// a batch of writes as one pipeline, one round trip, which PostgreSQL
+// runs as one implicit transaction.
 //
 // Times are timestamptz, kept to the microsecond and read back in UTC; a
 // time that is not set is stored as -infinity and read back as the zero

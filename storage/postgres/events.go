@@ -140,45 +140,70 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 	// dispatchers' clocks are the system clock too, unless a sandbox moved
 	// its service clock, and then a record only waits where it could
 	// have passed over.
+	b := &pgx.Batch{}
+	for _, w := range recordWrites(results) {
+		b.Queue(w.sql, w.args...)
+	}
+	return q.write(ctx, func(w querier) error {
+		return mapErr(w.SendBatch(ctx, b).Close())
+	})
+}
+
+// DeliveryClaimDue implements storage.Executor: the records of p.Record
+// travel in front of the claim, in one pipeline (one round trip, and one
+// implicit transaction outside WithTx).
+func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
+	if len(p.Record) == 0 {
+		return q.Queries.DeliveryClaimDue(ctx, p)
+	}
+	pre := recordWrites(p.Record)
+	p.Record = nil
+	var jobs []*storage.DeliveryJob
+	err := q.write(ctx, func(w querier) error {
+		// The claim's statements run on a queries of their own, on w
+		// with the records in front; q.write has already made this a
+		// write (retried and counted, or the transaction's).
+		x := &queries{db: q.db, q: &prefixed{querier: w, pre: pre}, inTx: true}
+		x.c = conn{q: x.q}
+		x.Queries = core.NewQueries(q.db.records, sqlText, &x.c, x)
+		var err error
+		jobs, err = x.Queries.DeliveryClaimDue(ctx, p)
+		return err
+	})
+	return jobs, err
+}
+
+// recordWrites returns the statements of DeliveryRecord for results.
+func recordWrites(results []storage.DeliveryResult) []checked {
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b storage.DeliveryResult) int { return cmp.Compare(a.EventID, b.EventID) })
-	return q.write(ctx, func(w querier) error {
-		b := &pgx.Batch{}
-		for _, r := range results {
-			d := r.Delivery
-			if r.Attempt == nil {
-				b.Queue(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+	var out []checked
+	add := func(sql string, args ...any) { out = append(out, checked{sql: sql, args: args}) }
+	for _, r := range results {
+		d := r.Delivery
+		if r.Attempt == nil {
+			add(`UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
 					next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
 					WHERE event_id = `+recordable+``,
-					d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
-					r.EventID, r.LeaseToken)
-				continue
-			}
-			// Only the lease holder's attempt joins the history.
-			a := r.Attempt
-			b.Queue(`WITH u AS (
+				d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
+				r.EventID, r.LeaseToken)
+			continue
+		}
+		// Only the lease holder's attempt joins the history.
+		a := r.Attempt
+		add(`WITH u AS (
 					UPDATE deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
 						next_attempt_at = $4, last_status_code = $5, last_failure = $6, lease_token = '', lease_until = '-infinity'
 					WHERE event_id = `+recordable+`
 					RETURNING event_id, store_id)
 				INSERT INTO delivery_attempts (id, event_id, store_id, started_at, duration_us, status_code, failure, response_body)
 				SELECT $9, event_id, store_id, $10, $11, $12, $13, $14 FROM u`,
-				d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
-				r.EventID, r.LeaseToken,
-				a.ID, ts(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Failure, a.ResponseBody)
-			b.Queue(`DELETE FROM delivery_attempts WHERE event_id = $1 AND seq <= (
+			d.Status, d.Attempts, ts(d.LastAttemptAt), ts(d.NextAttemptAt), d.LastStatusCode, d.LastFailure,
+			r.EventID, r.LeaseToken,
+			a.ID, ts(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Failure, a.ResponseBody)
+		add(`DELETE FROM delivery_attempts WHERE event_id = $1 AND seq <= (
 				SELECT seq FROM delivery_attempts WHERE event_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)`,
-				r.EventID, storage.AttemptsKept)
-		}
-		if q.c.tx != nil {
-			// Inside a transaction the record is held back and goes with
-			// the transaction's next statement (the dispatcher's claim)
-			// or its commit.
-			for _, qq := range b.QueuedQueries {
-				q.c.tx.hold(heldWrite{sql: qq.SQL, args: qq.Arguments})
-			}
-			return nil
-		}
-		return mapErr(w.SendBatch(ctx, b).Close())
-	})
+			r.EventID, storage.AttemptsKept)
+	}
+	return out
 }

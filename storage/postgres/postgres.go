@@ -197,7 +197,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{pool: pool, cfg: cfg, schema: schema, records: core.Records{D: dialect{}, Codec: codec}}
-	db.queries = newQueries(db, pool, nil)
+	db.queries = newQueries(db, pool, false)
 	// Counts left in the slots of connections that ended without folding
 	// them (a process that was killed) join slot 0.
 	if _, err := pool.Exec(ctx, `SELECT fold_status_counts(false)`); err != nil {
@@ -607,7 +607,7 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 		// rolls back.
 		tx := &lazyTx{conn: conn, trips: &db.trips}
 		defer tx.rollback(context.WithoutCancel(ctx))
-		q := newQueries(db, tx, tx)
+		q := newQueries(db, tx, true)
 		// A transaction that wrote a store moves the store epoch once it
 		// has ended, before WithTx returns.
 		defer func() {
@@ -673,12 +673,59 @@ type queries struct {
 	wroteStores bool
 }
 
-// newQueries returns the executor on q: tx's, when tx is not nil.
-func newQueries(db *DB, q querier, tx *lazyTx) *queries {
+// newQueries returns the executor on q, a transaction's when inTx.
+func newQueries(db *DB, q querier, inTx bool) *queries {
 	q = counted{q, &db.trips}
-	x := &queries{db: db, q: q, c: conn{q: q, tx: tx}, inTx: tx != nil}
+	x := &queries{db: db, q: q, c: conn{q: q}, inTx: inTx}
 	x.Queries = core.NewQueries(db.records, sqlText, &x.c, x)
 	return x
+}
+
+// Commit sends the writes of b in one pipeline, without BEGIN or COMMIT:
+// PostgreSQL runs it as one implicit transaction, committed at its end,
+// and each conditional write carries its check (checkedWrite), so the
+// first that fails aborts the rest and its error is reported as that
+// write's. One round trip; an empty batch sends nothing. A serialisation
+// failure, deadlock or lock timeout sends the batch again, as WithTx runs
+// its function again.
+func (db *DB) Commit(ctx context.Context, b *storage.Batch) error {
+	if b.Len() == 0 {
+		b.Committed()
+		return nil
+	}
+	var wroteStores bool
+	err := db.retry(ctx, func() error {
+		pipe := &pipeline{}
+		x := &queries{db: db, q: noStatements{}, c: conn{q: noStatements{}, pipe: pipe}, inTx: true}
+		x.Queries = core.NewQueries(db.records, sqlText, &x.c, x)
+		if err := b.Walk(ctx, x, func(i int) { pipe.cur = i }); err != nil {
+			return err
+		}
+		wroteStores = x.wroteStores
+		c, err := db.pool.Acquire(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		defer c.Release()
+		// The pipeline is the commit: not interrupted by ctx, so that a
+		// canceled caller is not left unsure whether it committed.
+		db.trips.Add(1)
+		i, err := pipe.send(context.WithoutCancel(ctx), c)
+		if i >= 0 {
+			return b.Err(i, err)
+		}
+		return err
+	})
+	if wroteStores {
+		// Whether it committed or not, as WithTx.
+		db.listener.epoch.Bump()
+	}
+	if err != nil {
+		return err
+	}
+	db.txs.Add(1)
+	b.Committed()
+	return nil
 }
 
 // Write implements core.Writer, as write.

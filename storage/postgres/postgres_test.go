@@ -120,11 +120,6 @@ func TestWithTxRunsAgainAfterDeadlock(t *testing.T) {
 			if err := touch(ctx, tx, first); err != nil {
 				return err
 			}
-			// The update is held back until the next statement: a read
-			// sends it, so that its row is locked before the wait below.
-			if _, err := tx.StoreGetByID(ctx, first.ID); err != nil {
-				return err
-			}
 			if n <= 2 { // the first run of each: wait until both hold a lock
 				firstLocks.Done()
 				firstLocks.Wait()
@@ -468,7 +463,8 @@ func TestRecordPassesOverADeliveryAPausedClaimHolds(t *testing.T) {
 // TestRoundTripsAreCounted checks Stats().RoundTrips, the figure the
 // benchmarks divide by payments: a read is one; a transaction's BEGIN
 // travels with its first statement, so two statements and the COMMIT are
-// three; a transaction that fails rolls back in one more.
+// three; a transaction that fails rolls back in one more; a Batch
+// (Commit) is one.
 func TestRoundTripsAreCounted(t *testing.T) {
 	t.Parallel()
 	db := postgrestest.NewDB(t)
@@ -484,8 +480,9 @@ func TestRoundTripsAreCounted(t *testing.T) {
 		_, err := db.StoreGetByID(ctx, s.ID)
 		require.NoError(t, err)
 	}))
-	// A read, then a write held back and sent with the COMMIT.
-	require.Equal(t, int64(2), trips(func() {
+	// A read (with BEGIN), a write, and the COMMIT: each call is sent
+	// when it is made.
+	require.Equal(t, int64(3), trips(func() {
 		require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 			got, err := tx.StoreGetByID(ctx, s.ID)
 			if err != nil {
@@ -497,44 +494,42 @@ func TestRoundTripsAreCounted(t *testing.T) {
 	}))
 	got, err := db.StoreGetByID(ctx, s.ID)
 	require.NoError(t, err)
-	require.Equal(t, s.WebhookURL+"/v2", got.WebhookURL, "the held write committed")
+	require.Equal(t, s.WebhookURL+"/v2", got.WebhookURL, "the write committed")
 
-	// Writes only: one pipeline, committed at its end.
+	// A batch: one pipeline, committed at its end.
 	pi := storagetest.NewIntentRecord(s.ID, t0)
 	require.Equal(t, int64(1), trips(func() {
-		require.NoError(t, db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			if err := tx.PaymentIntentInsert(ctx, pi); err != nil {
-				return err
-			}
-			next := *pi
-			next.Description = "changed"
-			return tx.PaymentIntentUpdate(ctx, &next, pi.Version)
-		}))
+		var b storage.Batch
+		b.PaymentIntentInsert(pi)
+		next := *pi
+		next.Description = "changed"
+		b.PaymentIntentUpdate(&next, pi.Version)
+		require.NoError(t, db.Commit(ctx, &b))
 	}))
 	stored, err := db.PaymentIntentGet(ctx, s.ID, pi.ID)
 	require.NoError(t, err)
 	require.Equal(t, "changed", stored.Description)
 	require.Equal(t, pi.Version+1, stored.Version)
 
-	// A held write whose check fails rolls back the writes before it, and
-	// is the transaction's error: alone in its pipeline, nothing is left
-	// to roll back...
+	// A write of a batch whose check fails aborts the pipeline: the
+	// writes before it roll back, and its error names it.
 	other := storagetest.NewIntentRecord(s.ID, t0)
 	require.Equal(t, int64(1), trips(func() {
-		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			if err := tx.PaymentIntentInsert(ctx, other); err != nil {
-				return err
-			}
-			stale := *stored
-			return tx.PaymentIntentUpdate(ctx, &stale, 1)
-		})
+		var b storage.Batch
+		b.PaymentIntentInsert(other)
+		stale := *stored
+		b.PaymentIntentUpdate(&stale, 1)
+		err := db.Commit(ctx, &b)
 		require.ErrorIs(t, err, storage.ErrConflict)
+		var we *storage.WriteError
+		require.ErrorAs(t, err, &we)
+		require.Equal(t, 1, we.Index)
 	}))
 	_, err = db.PaymentIntentGet(ctx, s.ID, other.ID)
 	require.ErrorIs(t, err, storage.ErrNotFound, "the insert before the failed check rolled back")
-	// ...after a read, the COMMIT behind it is not run and the transaction
-	// is rolled back.
-	require.Equal(t, int64(3), trips(func() {
+	// Inside WithTx a failed write returns its own error, and the
+	// transaction rolls back in one more round trip.
+	require.Equal(t, int64(4), trips(func() {
 		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 			if _, err := tx.StoreGetByID(ctx, s.ID); err != nil {
 				return err
@@ -544,26 +539,17 @@ func TestRoundTripsAreCounted(t *testing.T) {
 			}
 			missing := *stored
 			missing.ID = "pi_missing"
-			return tx.PaymentIntentUpdate(ctx, &missing, stored.Version)
+			err := tx.PaymentIntentUpdate(ctx, &missing, stored.Version)
+			require.ErrorIs(t, err, storage.ErrNotFound, "the update's own error")
+			return err
 		})
 		require.ErrorIs(t, err, storage.ErrNotFound)
 	}))
 	_, err = db.PaymentIntentGet(ctx, s.ID, other.ID)
-	require.ErrorIs(t, err, storage.ErrNotFound, "the insert before the failed check rolled back")
-	// A held write's error comes back from the next statement of the
-	// transaction, which is not run.
-	require.Equal(t, int64(2), trips(func() {
-		err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			stale := *stored
-			if err := tx.PaymentIntentUpdate(ctx, &stale, 1); err != nil {
-				return err
-			}
-			_, err := tx.StoreGetByID(ctx, s.ID)
-			require.ErrorIs(t, err, storage.ErrConflict)
-			return err
-		})
-		require.ErrorIs(t, err, storage.ErrConflict)
-	}))
+	require.ErrorIs(t, err, storage.ErrNotFound, "the insert before the failed write rolled back")
+	require.Zero(t, trips(func() {
+		require.NoError(t, db.Commit(ctx, &storage.Batch{}))
+	}), "an empty batch sends nothing")
 	require.Zero(t, trips(func() {
 		require.NoError(t, db.WithTx(ctx, func(context.Context, storage.Executor) error { return nil }))
 	}), "a transaction that made no statement sends nothing")

@@ -10,42 +10,31 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// lazyTx is a transaction on one pooled connection that sends as few
-// round trips as its statements allow:
-//
-//   - its BEGIN travels with its first statement, in one pipeline (pgx's
-//     Batch.BeginTx), instead of a round trip of its own;
-//   - a write whose only result is its error (see conn.Send) is held back
-//     and sent with the next statement, or with the COMMIT;
-//   - a transaction of held writes only sends them in one pipeline
-//     without BEGIN or COMMIT: PostgreSQL runs a pipeline as one implicit
-//     transaction, committed at its end.
-//
-// So a transaction of writes costs one round trip, and a transaction that
-// made no statement sends nothing at all. A held write carries its own
-// check (keelpay_fail): one that fails aborts the transaction, and the
-// COMMIT behind it in the pipeline is not run.
+// lazyTx is a transaction on one pooled connection whose BEGIN travels
+// with its first statement, in one pipeline (pgx's Batch.BeginTx), instead
+// of a round trip of its own; a transaction that made no statement sends
+// nothing at all. Every statement is sent when it is made, so each call
+// returns its own outcome.
 //
 // It is used by one goroutine, like a pgx.Tx.
 type lazyTx struct {
 	conn      *pgxpool.Conn
 	tx        pgx.Tx        // nil until a statement began it
-	held      []heldWrite   // writes not sent yet
-	committed bool          // the transaction ended with a commit (or its implicit one)
+	committed bool          // the transaction ended with a commit
 	trips     *atomic.Int64 // counts COMMIT and ROLLBACK (see counted)
 }
 
 var _ querier = (*lazyTx)(nil)
 
-// heldWrite is a write held back by a lazyTx: its statement, with its
-// check, and the errors its check raises.
-type heldWrite struct {
+// checked is a write with its check (see checkedWrite): its statement
+// and the errors its check raises.
+type checked struct {
 	sql            string
 	args           []any
 	gone, conflict error
 }
 
-// Codes keelpay_fail raises for a held write's check (migration 014).
+// Codes keelpay_fail raises for a checked write (migration 014).
 const (
 	codeGone     = "KP404"
 	codeConflict = "KP409"
@@ -53,7 +42,8 @@ const (
 
 // checkedWrite returns write with its check (see core.Conn.Send): a
 // statement that raises codeGone or codeConflict through keelpay_fail when
-// write changes no row. Without gone, write is returned as is.
+// write changes no row, so that the write fails as a statement does and a
+// pipeline behind it is not run. Without gone, write is returned as is.
 func checkedWrite(write, exists string, gone, conflict error) string {
 	head := `WITH w AS (` + write + ` RETURNING 1) SELECT keelpay_fail(`
 	switch {
@@ -71,7 +61,7 @@ func checkedWrite(write, exists string, gone, conflict error) string {
 
 // mapErr maps the error of w's statement: its check's codes to its
 // errors, anything else as every driver error is.
-func (w heldWrite) mapErr(err error) error {
+func (w checked) mapErr(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
@@ -84,74 +74,32 @@ func (w heldWrite) mapErr(err error) error {
 	return mapErr(err)
 }
 
-// hold keeps w to send with the transaction's next statement or commit.
-func (t *lazyTx) hold(w heldWrite) { t.held = append(t.held, w) }
-
-// send sends the held writes and the queries of b in one pipeline, with
-// BEGIN in front when the transaction has not begun, and returns the
-// results positioned at b's first query. The first held write that fails
-// fails the whole batch with its own error.
-func (t *lazyTx) send(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+// begin sends b with BEGIN in front, when the transaction has not begun,
+// and returns the results positioned at b's first query.
+func (t *lazyTx) begin(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	nb := &pgx.Batch{}
-	begin := t.tx == nil
-	if begin {
-		nb.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	}
-	held := t.held
-	t.held = nil
-	queueHeld(nb, held)
+	nb.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	nb.QueuedQueries = append(nb.QueuedQueries, b.QueuedQueries...)
-	var br pgx.BatchResults
-	if begin {
-		br = t.conn.SendBatch(ctx, nb)
-		t.tx = br.Tx()
-		// BEGIN's result is read here, so that the caller's results start
-		// with its own first query.
-		if _, err := br.Exec(); err != nil {
-			return pgx.FailedBatchResults(b, errors.Join(err, br.Close()))
-		}
-	} else {
-		br = t.tx.SendBatch(ctx, nb)
-	}
-	if err := readHeld(br, held); err != nil {
-		_ = br.Close()
-		return pgx.FailedBatchResults(b, err)
+	br := t.conn.SendBatch(ctx, nb)
+	t.tx = br.Tx()
+	// BEGIN's result is read here, so that the caller's results start
+	// with its own first query.
+	if _, err := br.Exec(); err != nil {
+		return pgx.FailedBatchResults(b, errors.Join(err, br.Close()))
 	}
 	return br
 }
 
-// queueHeld queues the held writes in b.
-func queueHeld(b *pgx.Batch, held []heldWrite) {
-	for _, w := range held {
-		b.Queue(w.sql, w.args...)
-	}
-}
-
-// readHeld reads the results of the held writes at the front of br and
-// returns the first one's error, mapped.
-func readHeld(br pgx.BatchResults, held []heldWrite) error {
-	for _, w := range held {
-		if _, err := br.Exec(); err != nil {
-			return w.mapErr(err)
-		}
-	}
-	return nil
-}
-
-// direct reports whether a statement can go straight to the begun
-// transaction: nothing is held back to go before it.
-func (t *lazyTx) direct() bool { return t.tx != nil && len(t.held) == 0 }
-
-// one sends a query with what must go before it and returns the results
+// one sends a query with BEGIN in front and returns the results
 // positioned at that query's.
 func (t *lazyTx) one(ctx context.Context, sql string, args []any) pgx.BatchResults {
 	b := &pgx.Batch{}
 	b.Queue(sql, args...)
-	return t.send(ctx, b)
+	return t.begin(ctx, b)
 }
 
 func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if t.direct() {
+	if t.tx != nil {
 		return t.tx.Exec(ctx, sql, args...)
 	}
 	br := t.one(ctx, sql, args)
@@ -163,7 +111,7 @@ func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (t *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if t.direct() {
+	if t.tx != nil {
 		return t.tx.Query(ctx, sql, args...)
 	}
 	br := t.one(ctx, sql, args)
@@ -175,7 +123,7 @@ func (t *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 func (t *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if t.direct() {
+	if t.tx != nil {
 		return t.tx.QueryRow(ctx, sql, args...)
 	}
 	rows, err := t.Query(ctx, sql, args...)
@@ -186,55 +134,21 @@ func (t *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 }
 
 func (t *lazyTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if t.direct() {
+	if t.tx != nil {
 		return t.tx.SendBatch(ctx, b)
 	}
-	return t.send(ctx, b)
+	return t.begin(ctx, b)
 }
 
-// commit commits the transaction, sending the writes held back with it;
-// one that made no statement has nothing to commit. begun reports which.
-// A held write that fails rolls the transaction back and is the error.
+// commit commits the transaction; one that made no statement has nothing
+// to commit. begun reports which.
 func (t *lazyTx) commit(ctx context.Context) (begun bool, err error) {
-	switch {
-	case t.tx == nil && len(t.held) == 0:
+	if t.tx == nil {
 		return false, nil
-	case t.tx == nil:
-		// Only held writes: one pipeline, which PostgreSQL runs as one
-		// implicit transaction and commits at its end (or rolls back, on
-		// a failure: nothing is left open either way).
-		t.trips.Add(1)
-		t.committed = true
-		b := &pgx.Batch{}
-		queueHeld(b, t.held)
-		br := t.conn.SendBatch(ctx, b)
-		err := readHeld(br, t.held)
-		if cerr := br.Close(); err == nil {
-			err = mapErr(cerr)
-		}
-		return true, err
-	case len(t.held) == 0:
-		t.trips.Add(1)
-		t.committed = true
-		return true, t.tx.Commit(ctx)
 	}
 	t.trips.Add(1)
-	b := &pgx.Batch{}
-	queueHeld(b, t.held)
-	b.Queue("COMMIT")
-	br := t.tx.SendBatch(ctx, b)
-	err = readHeld(br, t.held)
-	if err == nil {
-		_, err = br.Exec()
-		err = mapErr(err)
-	}
-	if cerr := br.Close(); err == nil {
-		err = mapErr(cerr)
-	}
-	// After a failure the server skipped the COMMIT and the transaction
-	// waits for its ROLLBACK (see rollback); a COMMIT that failed ended it.
-	t.committed = t.conn.Conn().PgConn().TxStatus() == 'I'
-	return true, err
+	t.committed = true
+	return true, t.tx.Commit(ctx)
 }
 
 // rollback rolls back a transaction that began and was not committed;
@@ -246,9 +160,135 @@ func (t *lazyTx) rollback(ctx context.Context) {
 	}
 }
 
+// pipeline collects the statements of a storage.Batch (conn.Send queues
+// them here instead of sending them) to send them in one round trip
+// without BEGIN or COMMIT: PostgreSQL runs a pipeline as one implicit
+// transaction, committed at its end, and a statement that fails (a
+// checked write's keelpay_fail) aborts it, the statements behind it not
+// run. Each statement is tagged with the index of the batch's write that
+// made it, so that a failure is reported as that write's.
+type pipeline struct {
+	cur   int // the index of the write being recorded
+	stmts []pipedStmt
+}
+
+type pipedStmt struct {
+	checked
+	index int
+}
+
+func (p *pipeline) add(w checked) { p.stmts = append(p.stmts, pipedStmt{checked: w, index: p.cur}) }
+
+// send sends the statements on q in one pipeline and returns the index of
+// the write whose statement failed, with its error mapped, or -1.
+func (p *pipeline) send(ctx context.Context, q querier) (int, error) {
+	b := &pgx.Batch{}
+	for _, s := range p.stmts {
+		b.Queue(s.sql, s.args...)
+	}
+	br := q.SendBatch(ctx, b)
+	for _, s := range p.stmts {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) {
+				// The connection's failure, no write's.
+				return -1, mapErr(err)
+			}
+			return s.index, s.mapErr(err)
+		}
+	}
+	return -1, mapErr(br.Close())
+}
+
+// noStatements is the querier of a batch being committed: the writes of
+// a storage.Batch are checked writes (conn.Send), which the pipeline
+// collects, and any other statement is a mistake of the core.
+type noStatements struct{}
+
+var errNotBatchable = errors.New("postgres: a write of a batch made a statement other than a checked write")
+
+func (noStatements) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errNotBatchable
+}
+func (noStatements) Query(context.Context, string, ...any) (pgx.Rows, error) {
+	return nil, errNotBatchable
+}
+func (noStatements) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{errNotBatchable} }
+func (noStatements) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return pgx.FailedBatchResults(b, errNotBatchable)
+}
+
+// prefixed is a querier that sends writes in front of the first statement
+// made on it, in the same pipeline: a storage call that does both (a
+// delivery claim that records results first) is one round trip, and one
+// implicit transaction outside WithTx. The first write that fails fails
+// the statement with its own error.
+type prefixed struct {
+	querier
+	pre []checked
+}
+
+// batch returns the results of b sent behind the writes, positioned at
+// b's first query.
+func (p *prefixed) batch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	pre := p.pre
+	p.pre = nil
+	if len(pre) == 0 {
+		return p.querier.SendBatch(ctx, b)
+	}
+	nb := &pgx.Batch{}
+	for _, w := range pre {
+		nb.Queue(w.sql, w.args...)
+	}
+	nb.QueuedQueries = append(nb.QueuedQueries, b.QueuedQueries...)
+	br := p.querier.SendBatch(ctx, nb)
+	for _, w := range pre {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return pgx.FailedBatchResults(b, w.mapErr(err))
+		}
+	}
+	return br
+}
+
+func (p *prefixed) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	br := p.batch(ctx, b)
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+func (p *prefixed) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	br := p.batch(ctx, b)
+	rows, err := br.Query()
+	if err != nil {
+		return nil, errors.Join(err, br.Close())
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+func (p *prefixed) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	rows, err := p.Query(ctx, sql, args...)
+	if err != nil {
+		return errRow{err}
+	}
+	return rowOf{rows}
+}
+
+func (p *prefixed) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return p.batch(ctx, b)
+}
+
 // counted is a querier that counts its round trips to the server in n:
 // each statement and each batch is one (a lazyTx's first statement
-// carries its BEGIN along).
+// carries its BEGIN along, a prefixed one its writes).
 type counted struct {
 	querier
 	n *atomic.Int64

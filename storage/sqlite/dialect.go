@@ -209,10 +209,9 @@ func (c *conn) QueryRows(ctx context.Context, qs []core.RowQuery) error {
 	return nil
 }
 
-// Send runs write at once: the writer's transaction is in process, so
-// holding a statement back would save nothing. When write must change a
-// row and changed none, exists tells conflict from gone; the writer is
-// alone, so nothing comes between the two.
+// Send runs write at once, on the writer's transaction, in process. When
+// write must change a row and changed none, exists tells conflict from
+// gone; the writer is alone, so nothing comes between the two.
 func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {
 	n, err := c.Exec(ctx, write, args...)
 	switch {

@@ -214,6 +214,28 @@ type attemptRow struct {
 	Body       string `json:"b"`
 }
 
+// DeliveryClaimDue implements storage.Executor: the records of p.Record,
+// then the claim, in one transaction.
+func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
+	if len(p.Record) == 0 {
+		return q.Queries.DeliveryClaimDue(ctx, p)
+	}
+	if q.w == nil {
+		var jobs []*storage.DeliveryJob
+		err := q.db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			var err error
+			jobs, err = tx.DeliveryClaimDue(ctx, p)
+			return err
+		})
+		return jobs, err
+	}
+	if err := q.DeliveryRecord(ctx, p.Record); err != nil {
+		return nil, err
+	}
+	p.Record = nil
+	return q.Queries.DeliveryClaimDue(ctx, p)
+}
+
 func (q *queries) DeliveryRecord(ctx context.Context, results []storage.DeliveryResult) error {
 	if len(results) == 0 {
 		return nil

@@ -261,6 +261,20 @@ func (db *DB) WithTx(ctx context.Context, fn func(ctx context.Context, tx storag
 	return req.err
 }
 
+// Commit makes the writes of b in one transaction on the writer (group
+// commit, as WithTx), each write's error known as it is made.
+func (db *DB) Commit(ctx context.Context, b *storage.Batch) error {
+	if b.Len() == 0 {
+		b.Committed()
+		return nil
+	}
+	if err := db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error { return b.Apply(ctx, tx) }); err != nil {
+		return err
+	}
+	b.Committed()
+	return nil
+}
+
 func (db *DB) writeLoop() {
 	defer close(db.done)
 	batch := make([]*txRequest, 0, db.cfg.MaxBatch)

@@ -19,6 +19,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Stores":        testStores,
 		"RateLimit":     testRateLimit,
 		"Tx":            testTx,
+		"Batch":         testBatch,
 		"Events":        testEvents,
 		"Deliveries":    testDeliveries,
 		"Payments":      testPayments,

@@ -12,7 +12,8 @@ import (
 	"github.com/keelpay/keelpay/storage"
 )
 
-// Storage returns db with a span for each transaction ("storage.WithTx")
+// Storage returns db with a span for each transaction ("storage.WithTx",
+// "storage.Commit")
 // and each query method ("storage.PaymentIntentGet"), the queries of a
 // transaction under its span. With a nil tracer it returns db itself.
 // storage.StoreWatcher, when db implements it, stays visible.
@@ -48,6 +49,22 @@ func (s tracedStorage) WithTx(ctx context.Context, fn func(ctx context.Context, 
 	if runs > 1 && span.IsRecording() {
 		// The adapter ran fn again after a serialisation failure.
 		span.SetAttributes(attribute.Int("keelpay.storage.runs", runs))
+	}
+	endStorage(span, err)
+	return err
+}
+
+// Commit makes a span for the batch ("storage.Commit") with its number of
+// writes; the writes themselves are one round trip, without spans of
+// their own.
+func (s tracedStorage) Commit(ctx context.Context, b *storage.Batch) error {
+	ctx, span := s.tracer.Start(ctx, "storage.Commit")
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("keelpay.storage.writes", b.Len()))
+	}
+	err := s.db.Commit(ctx, b)
+	if we := (*storage.WriteError)(nil); errors.As(err, &we) && span.IsRecording() {
+		span.SetAttributes(attribute.String("keelpay.storage.failed_write", we.Op))
 	}
 	endStorage(span, err)
 	return err

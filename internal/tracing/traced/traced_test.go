@@ -20,19 +20,32 @@ import (
 )
 
 // TestEveryQueryHasASpan: every method of storage.Executor is declared in
-// executor.go, so none is served untraced by the embedded Executor.
+// executor.go, and every other method of storage.Storage (WithTx, Commit,
+// ...) in storage.go, so none is served untraced by an embedded value.
 func TestEveryQueryHasASpan(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "executor.go", nil, 0)
-	require.NoError(t, err)
-	declared := map[string]bool{}
-	for _, d := range f.Decls {
-		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil {
-			declared[fn.Name.Name] = true
+	declaredIn := func(file string) map[string]bool {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		require.NoError(t, err)
+		declared := map[string]bool{}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil {
+				declared[fn.Name.Name] = true
+			}
 		}
+		return declared
 	}
+	declared := declaredIn("executor.go")
 	et := reflect.TypeFor[storage.Executor]()
 	for i := range et.NumMethod() {
 		require.True(t, declared[et.Method(i).Name], "storage.Executor.%s has no span in executor.go", et.Method(i).Name)
+	}
+	declared = declaredIn("storage.go")
+	st := reflect.TypeFor[storage.Storage]()
+	for i := range st.NumMethod() {
+		name := st.Method(i).Name
+		if _, inExecutor := et.MethodByName(name); !inExecutor {
+			require.True(t, declared[name], "storage.Storage.%s is not declared in storage.go", name)
+		}
 	}
 }
 

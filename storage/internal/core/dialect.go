@@ -78,10 +78,10 @@ type Conn interface {
 	// Send runs write, a statement whose only result is its error. With
 	// gone set, write must change a row: when it changes none, the error
 	// is conflict when exists (a SELECT of the row on the same args; ""
-	// for none) finds one, and gone otherwise. Inside a transaction an
-	// adapter may hold the statement back and send it with the
-	// transaction's next statement or its commit, in one round trip: its
-	// error is then returned there (see storage.Storage.WithTx).
+	// for none) finds one, and gone otherwise. The error is the write's
+	// own, returned by Send; only an adapter committing a storage.Batch
+	// collects the statement to send with the batch's others, and reports
+	// its error as that write's (storage.Storage.Commit).
 	Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error
 }
 

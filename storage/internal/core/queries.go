@@ -232,8 +232,7 @@ func NewQueries(rec Records, s *SQL, r Conn, w Writer) Queries {
 	return Queries{Records: rec, R: r, W: w, SQL: s}
 }
 
-// exec runs a write of one statement (Conn.Send: inside a transaction it
-// may be held back until the transaction's next statement or commit).
+// exec runs a write of one statement (Conn.Send).
 func (q *Queries) exec(ctx context.Context, query string, args ...any) error {
 	return q.send(ctx, query, "", args, nil, nil)
 }
@@ -269,8 +268,7 @@ func ExecOne(ctx context.Context, w Conn, d Dialect, query string, args ...any) 
 	return nil
 }
 
-// send is Conn.Send in a write of its own (or the transaction's, which
-// may hold it back until its next statement or its commit).
+// send is Conn.Send in a write of its own, or the transaction's.
 func (q *Queries) send(ctx context.Context, write, exists string, args []any, gone, conflict error) error {
 	return q.W.Write(ctx, func(w Conn) error {
 		return w.Send(ctx, write, exists, args, gone, conflict)
@@ -278,8 +276,7 @@ func (q *Queries) send(ctx context.Context, write, exists string, args []any, go
 }
 
 // versioned runs a Versioned pair (see SQL) in a write of its own, or the
-// transaction's (Conn.Send: it may be held back until the transaction's
-// next statement or commit): storage.ErrNotFound for a missing row,
+// transaction's (Conn.Send): storage.ErrNotFound for a missing row,
 // conflict for one that did not qualify. A nil conflict means a row that did not qualify is no
 // error.
 func (q *Queries) versioned(ctx context.Context, write, exists string, args []any, conflict error) error {
