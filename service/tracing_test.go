@@ -128,26 +128,29 @@ func TestTracingSpansOfAPayment(t *testing.T) {
 	require.Equal(t, "201", attrString(creates[0], "http.response.status_code"))
 	require.NotEqual(t, attrString(creates[0], "keelpay.request_id"), attrString(confirm, "keelpay.request_id"))
 
-	// Storage under the confirm's request: its transactions, and the
-	// queries of a transaction under the transaction's span.
-	var txs, queriesInTx int
+	// Storage under the confirm's request: its reads, and its commits
+	// (a batch of writes each, one span per batch with its number of
+	// writes: the attempt, and the outcome with its event).
+	var commits, writes, reads int
 	for _, s := range spans {
 		if !under(spans, s, confirm) {
 			continue
 		}
 		switch {
-		case s.Name == "storage.WithTx":
-			txs++
-		case strings.HasPrefix(s.Name, "storage."):
-			for _, tx := range named(spans, "storage.WithTx") {
-				if s.Parent.SpanID() == tx.SpanContext.SpanID() && under(spans, tx, confirm) {
-					queriesInTx++
+		case s.Name == "storage.Commit":
+			commits++
+			for _, a := range s.Attributes {
+				if a.Key == "keelpay.storage.writes" {
+					writes += int(a.Value.AsInt64())
 				}
 			}
+		case strings.HasPrefix(s.Name, "storage."):
+			reads++
 		}
 	}
-	require.Positive(t, txs, "no storage.WithTx under the confirm")
-	require.Positive(t, queriesInTx, "no storage query under a transaction of the confirm")
+	require.GreaterOrEqual(t, commits, 2, "the confirm's attempt and outcome are not commits under its span")
+	require.Greater(t, writes, commits, "no commit of the confirm carries several writes (the outcome and its event)")
+	require.Positive(t, reads, "no storage read under the confirm")
 
 	// The provider's charge under the confirm's request.
 	charges := named(spans, "provider.Charge")
