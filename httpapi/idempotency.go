@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	mathrand "math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -39,15 +38,10 @@ const (
 	IdempotencyLockTimeout = time.Minute
 )
 
-const (
-	maxIdempotencyKey = 255
-	// A request that locks a key first deletes expired records with a
-	// chance of 1 in idempotencySweepOneIn, at most idempotencySweepLimit
-	// of them: the table stays bounded without a worker, on every
-	// process, and a request pays for one indexed delete only rarely.
-	idempotencySweepOneIn = 100
-	idempotencySweepLimit = 1000
-)
+// maxIdempotencyKey is the longest Idempotency-Key accepted. Expired
+// records are deleted by the retention worker (service.Service.Purge),
+// never by a request.
+const maxIdempotencyKey = 255
 
 // idempotent runs a secret-key POST under its Idempotency-Key.
 //
@@ -106,11 +100,6 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 
 	ctx := r.Context()
 	now := a.cfg.Clock.Now().Truncate(time.Microsecond)
-	if mathrand.N(idempotencySweepOneIn) == 0 {
-		if _, err := a.cfg.Storage.IdempotencyDeleteExpired(ctx, now, idempotencySweepLimit); err != nil {
-			a.log.WarnContext(ctx, "idempotency: delete expired", slog.String("request_id", requestID(ctx)), slog.Any("error", err))
-		}
-	}
 	begin := storage.IdempotencyBeginParams{
 		StoreID:     c.store.ID,
 		Key:         key,

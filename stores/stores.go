@@ -43,11 +43,6 @@ const (
 	SetupLimitWindow             = time.Minute
 )
 
-// rateLimitSweepLimit is the most expired rate-limit hits one setup
-// deletes: every setup, on every process, sweeps a little, so hits of
-// keys that never come back do not pile up.
-const rateLimitSweepLimit = 100
-
 // Config configures a Service.
 type Config struct {
 	// AllowInsecureWebhooks accepts http webhook URLs and loopback or
@@ -244,9 +239,6 @@ func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error
 		return nil, err
 	}
 	now := s.cfg.Clock.Now().Truncate(time.Microsecond)
-	if _, err := s.cfg.Storage.RateLimitDeleteExpired(ctx, now, rateLimitSweepLimit); err != nil {
-		return nil, fmt.Errorf("setup: sweep rate limits: %w", err)
-	}
 
 	// Read the store (and its version) before asking the provider: a setup
 	// that commits in between makes this one lose with setup_conflict.
