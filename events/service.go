@@ -304,7 +304,7 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 		// queued: a retry after a crash reports these counts rather than
 		// queueing again.
 		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, p.StoreID, idempotency.OutcomeChanged, res.JSON())
+			return key.Finish(ctx, tx, p.StoreID, idempotency.OutcomeChanged, res)
 		}
 		return nil
 	})

@@ -61,5 +61,5 @@ func (a *api) eraseCustomer(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.ErasureJSON(e))
+	a.writeObject(w, r, http.StatusOK, e, true)
 }

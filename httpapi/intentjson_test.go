@@ -96,7 +96,7 @@ func TestAppendIntentJSONMatchesTheWireObject(t *testing.T) {
 	}
 }
 
-// writeIntent sends the same response as before it had its own
+// writeRendered sends an intent as the same response as before it had its own
 // path: the body, a newline, and its headers.
 func TestWriteIntent(t *testing.T) {
 	o := payments.NewIntentObject(fullIntent(), true)
@@ -104,7 +104,7 @@ func TestWriteIntent(t *testing.T) {
 	require.NoError(t, err)
 	for range 3 { // buffers come back from the pool
 		rec := httptest.NewRecorder()
-		writeIntent(rec, 201, fullIntent(), true)
+		writeRendered(rec, 201, fullIntent(), true)
 		require.Equal(t, 201, rec.Code)
 		require.Equal(t, string(want)+"\n", rec.Body.String())
 		require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
@@ -147,7 +147,7 @@ func BenchmarkIntentJSON(b *testing.B) {
 	b.Run("appendIntent", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			writeIntent(w, 200, pi, true)
+			writeRendered(w, 200, pi, true)
 		}
 	})
 }

@@ -30,7 +30,7 @@ func (a *api) createCardSession(w http.ResponseWriter, r *http.Request, c caller
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusCreated, payments.CardSessionJSON(cs, true))
+	a.writeObject(w, r, http.StatusCreated, cs, true)
 }
 
 func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
@@ -85,7 +85,7 @@ func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusCreated, pi, true)
+	a.writeObject(w, r, http.StatusCreated, pi, true)
 }
 
 func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
@@ -150,7 +150,7 @@ func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusOK, pi, !c.publishable)
+	a.writeObject(w, r, http.StatusOK, pi, !c.publishable)
 }
 
 // confirmIntent charges a card: with the secret key a saved card
@@ -175,7 +175,7 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusOK, pi, !c.publishable)
+	a.writeObject(w, r, http.StatusOK, pi, !c.publishable)
 }
 
 func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
@@ -205,5 +205,5 @@ func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusOK, pi, true)
+	a.writeObject(w, r, http.StatusOK, pi, true)
 }

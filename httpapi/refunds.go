@@ -34,13 +34,13 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRefund(w, res.Refund)
+	a.writeRefund(w, r, res.Refund)
 }
 
 // writeRefund writes the answer to a send of refund ref: the answer its
 // service stores with an idempotency key.
-func writeRefund(w http.ResponseWriter, ref *keelpay.Refund) {
-	writeRaw(w, refunds.SendOutcome(ref).HTTPStatus(), refunds.JSON(ref))
+func (a *api) writeRefund(w http.ResponseWriter, r *http.Request, ref *keelpay.Refund) {
+	a.writeObject(w, r, refunds.SendOutcome(ref).HTTPStatus(), ref, true)
 }
 
 func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {

@@ -19,16 +19,17 @@
 //   - [Key.Step] in the transaction of a change that a retry must not
 //     make again (a payment attempt recorded before its provider call), with
 //     the recovery point that tells the retry where to resume;
-//   - [Key.Finish] in the transaction of its last change, with the answer
-//     (status and JSON body) the request gets, rendered by the same
-//     function that renders the object everywhere else.
+//   - [Key.Finish] in the transaction of its last change, with the object
+//     the request answers with. The key renders it with [Key.Render], the
+//     function the HTTP API gives it and renders every answer with, so
+//     the answer stored and the answer sent are the same bytes.
 package idempotency
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 
 	"github.com/keelpay/keelpay/storage"
 )
@@ -87,10 +88,15 @@ type Key struct {
 	// their first Step or Finish (nothing a second run of the same
 	// request would repeat).
 	Begin *storage.IdempotencyBeginParams
+	// Render renders the object a request answers with as its JSON body,
+	// without the final newline. Finish stores what it returns; the HTTP
+	// API sets it to the function it renders the same objects with.
+	Render func(v any) ([]byte, error)
 
 	began    bool // a transaction took the lock (it may have rolled back)
 	busy     bool // the key was found held or answered
-	answered bool // Finish stored status and body, below, with a change
+	answered bool // Finish stored object's answer, below, with a change
+	object   any
 	status   int
 	body     []byte
 }
@@ -131,21 +137,29 @@ func (o Outcome) HTTPStatus() int {
 
 // Finish records, inside tx, that the request's last change committed on
 // objectID, and stores the request's answer with it: the status of o and
-// the JSON body, which is kept followed by a newline, as the HTTP API
-// sends it. Call it in the transaction of the last change, with the answer
-// the caller will send. A nil Key records nothing.
-func (k *Key) Finish(ctx context.Context, tx storage.Executor, objectID string, o Outcome, body []byte) error {
+// v rendered by Render, kept followed by a newline, as the HTTP API sends
+// it. Call it in the transaction of the last change, with the object the
+// service returns once that transaction committed. A nil Key records
+// nothing.
+func (k *Key) Finish(ctx context.Context, tx storage.Executor, objectID string, o Outcome, v any) error {
 	if k == nil {
 		return nil
 	}
+	if k.Render == nil {
+		return errors.New("idempotency: Finish of a Key without Render")
+	}
+	body, err := k.Render(v)
+	if err != nil {
+		return err
+	}
 	status := o.HTTPStatus()
 	body = append(body[:len(body):len(body)], '\n')
-	err := k.progress(ctx, tx, storage.IdempotencyProgressParams{
+	err = k.progress(ctx, tx, storage.IdempotencyProgressParams{
 		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: Done, ObjectID: objectID,
 		Status: status, Body: body,
 	})
 	if err == nil {
-		k.answered, k.status, k.body = true, status, body
+		k.answered, k.object, k.status, k.body = true, v, status, body
 	}
 	return err
 }
@@ -159,13 +173,28 @@ func (k *Key) Began() bool { return k != nil && k.began }
 // ([ErrKeyBusy]).
 func (k *Key) Busy() bool { return k != nil && k.busy }
 
-// Answered reports whether Finish stored exactly this answer (body with
-// its final newline) with the request's last change. The services return
-// the object Finish rendered only once its transaction committed, so a
-// caller that answers with the same rendering of it answers with what is
-// stored: nothing is left to store.
-func (k *Key) Answered(status int, body []byte) bool {
-	return k != nil && k.answered && k.status == status && bytes.Equal(k.body, body)
+// Answer returns the answer Finish stored with the object v: its status
+// and body, with the final newline. ok is false when Finish stored no
+// answer, or stored it for another object (v is not the same pointer, or
+// an equal value): a service returns the object it gave Finish only once
+// Finish's transaction committed, and returns another one (a version that
+// another process committed first) when it rolled back. A caller that
+// answers with the stored answer when ok has nothing left to store.
+func (k *Key) Answer(v any) (status int, body []byte, ok bool) {
+	if k == nil || !k.answered || !sameObject(k.object, v) {
+		return 0, nil, false
+	}
+	return k.status, k.body, true
+}
+
+// sameObject reports whether a and b are the same pointer, or equal
+// values of a comparable type.
+func sameObject(a, b any) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta == nil || ta != tb || !ta.Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // progress records step p inside tx (with its answer when p.Status > 0).

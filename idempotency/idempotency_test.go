@@ -19,7 +19,7 @@ func TestNilKeyRecordsNothing(t *testing.T) {
 	if err := k.Finish(ctx, nil, "pi_1", 200, []byte(`{}`)); err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
-	if k.Began() || k.Busy() || k.Answered(200, []byte("{}\n")) {
+	if _, _, answered := k.Answer([]byte(`{}`)); k.Began() || k.Busy() || answered {
 		t.Fatal("a nil key reports a lock or an answer")
 	}
 }

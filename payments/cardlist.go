@@ -175,7 +175,7 @@ func (s *Service) EraseCustomer(ctx context.Context, st *keelpay.Store, customer
 	e.PaymentIntents, e.CardSessions = n.PaymentIntents, n.CardSessions
 	if key != nil {
 		err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
-			return key.Finish(ctx, tx, customerID, idempotency.OutcomeChanged, ErasureJSON(e))
+			return key.Finish(ctx, tx, customerID, idempotency.OutcomeChanged, e)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("payments: erase customer: %w", err)

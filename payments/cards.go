@@ -40,7 +40,7 @@ func (s *Service) CreateCardSession(ctx context.Context, st *keelpay.Store, p Ca
 			return err
 		}
 		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, cs.ID, idempotency.OutcomeCreated, CardSessionJSON(cs, true))
+			return key.Finish(ctx, tx, cs.ID, idempotency.OutcomeCreated, cs)
 		}
 		return nil
 	})

@@ -59,12 +59,11 @@ func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentP
 		UpdatedAt:     now,
 		Version:       1,
 	}
-	answer := renderAnswer(p.Idempotency, pi)
 	err := s.cfg.Storage.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
 		if err := tx.PaymentIntentInsert(ctx, pi); err != nil {
 			return err
 		}
-		return finishIntent(ctx, tx, p.Idempotency, idempotency.OutcomeCreated, pi.ID, answer)
+		return finishIntent(ctx, tx, p.Idempotency, idempotency.OutcomeCreated, pi)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payments: insert intent: %w", err)

@@ -74,7 +74,6 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 	}
 	after := st.next
 	after.Version = prev.Version + 1
-	answer := renderAnswer(key, &after)
 	for range serialisationRetries {
 		// The event is written with the change, and the dispatcher woken
 		// once it is committed.
@@ -98,14 +97,15 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 			// When a request with an idempotency key makes this change,
 			// its answer is stored with it: a retry after a crash gets
 			// this answer, not a second run.
-			return finishIntent(ctx, tx, key, idempotency.OutcomeChanged, n.ID, answer)
+			return finishIntent(ctx, tx, key, idempotency.OutcomeChanged, &after)
 		}, ev)
 		if err == nil {
-			next := after
 			if st.outcome != "" {
 				s.metrics.attempts.WithLabelValues(st.outcome, st.code).Inc()
 			}
-			return &next, true, nil
+			// The object Finish stored, so that the key knows its answer
+			// (idempotency.Key.Answer).
+			return &after, true, nil
 		}
 		if !errors.Is(err, storage.ErrConflict) {
 			return nil, false, fmt.Errorf("payments: commit %s: %w", prev.ID, err)
@@ -259,23 +259,11 @@ func attemptAttrs(pi *keelpay.PaymentIntent, more ...any) []any {
 	}, more...)
 }
 
-// renderAnswer renders intent pi as the answer of the request that holds
-// key, nil without a key. It is rendered before the transaction that
-// stores it (finishIntent), so that the work is not done in the
-// transaction, which an embedded database runs on its one writer.
-func renderAnswer(key *idempotency.Key, pi *keelpay.PaymentIntent) []byte {
+// finishIntent stores, with the change in tx, the answer about intent pi
+// of the request that holds key; nothing without a key.
+func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, o idempotency.Outcome, pi *keelpay.PaymentIntent) error {
 	if key == nil {
 		return nil
 	}
-	return AppendIntentJSON(nil, pi, true)
-}
-
-// finishIntent stores, with the change in tx, the answer status and body
-// (renderAnswer) about intent id of the request that holds key; nothing
-// without a key.
-func finishIntent(ctx context.Context, tx storage.Executor, key *idempotency.Key, o idempotency.Outcome, id string, answer []byte) error {
-	if key == nil {
-		return nil
-	}
-	return key.Finish(ctx, tx, id, o, answer)
+	return key.Finish(ctx, tx, pi.ID, o, pi)
 }

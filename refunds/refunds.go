@@ -656,7 +656,7 @@ func finish(ctx context.Context, tx storage.Executor, key *idempotency.Key, r *k
 	if key == nil {
 		return nil
 	}
-	return key.Finish(ctx, tx, r.ID, SendOutcome(r), JSON(r))
+	return key.Finish(ctx, tx, r.ID, SendOutcome(r), r)
 }
 
 // SendOutcome is what a send that returned r did: created the refund (its

@@ -405,7 +405,7 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 		// retry after a crash gets the secrets this change issued rather
 		// than rotating them again.
 		if key := p.Idempotency; key != nil {
-			return key.Finish(ctx, tx, next.ID, res.Outcome(), res.JSON())
+			return key.Finish(ctx, tx, next.ID, res.Outcome(), res)
 		}
 		return nil
 	})
