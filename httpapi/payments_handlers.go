@@ -5,6 +5,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/check"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -39,7 +40,7 @@ func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.CardSessionJSON(cs, true))
+	writeRaw(w, http.StatusOK, render.CardSession(cs, true))
 }
 
 func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
@@ -57,7 +58,7 @@ func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusCreated, payments.CardJSON(card))
+	writeRaw(w, http.StatusCreated, render.Card(card))
 }
 
 func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
@@ -66,7 +67,7 @@ func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.CardJSON(card))
+	writeRaw(w, http.StatusOK, render.Card(card))
 }
 
 func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
@@ -119,7 +120,7 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.IntentListJSON(intents, more, true))
+	writeRaw(w, http.StatusOK, render.IntentList(intents, more, true))
 }
 
 // getIntent reads an intent. The browser (publishable key) reads it with

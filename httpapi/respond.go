@@ -14,8 +14,8 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
 	"github.com/keelpay/keelpay/idempotency"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
-	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -124,7 +124,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b 
 const maxPooledBuf = 64 << 10
 
 // writeObject writes v, an object a service returned, as the JSON
-// response with the given status (see payments.NewIntentObject for
+// response with the given status (see render.AppendIntent for
 // personal). A request run under its Idempotency-Key whose key stored the
 // answer about v with the service's last change is sent that answer, as
 // stored: the key rendered it with renderObject too, so both are one
@@ -167,19 +167,19 @@ func renderObject(v any) ([]byte, error) {
 
 // appendObject appends the JSON of an object a service returns, rendered
 // by the one function for its kind. personal is for payment intents and
-// card sessions (see payments.NewIntentObject).
+// card sessions (see render.AppendIntent).
 func appendObject(b []byte, v any, personal bool) []byte {
 	switch o := v.(type) {
 	case *keelpay.PaymentIntent:
-		return payments.AppendIntentJSON(b, o, personal)
+		return render.AppendIntent(b, o, personal)
 	case *keelpay.CardSession:
-		return append(b, payments.CardSessionJSON(o, personal)...)
+		return append(b, render.CardSession(o, personal)...)
 	case *keelpay.Card:
-		return append(b, payments.CardJSON(o)...)
+		return append(b, render.Card(o)...)
 	case *payments.Erasure:
-		return append(b, payments.ErasureJSON(o)...)
+		return append(b, erasureJSON(o)...)
 	case *keelpay.Refund:
-		return append(b, refunds.JSON(o)...)
+		return append(b, render.Refund(o)...)
 	case *stores.SetupResult:
 		return append(b, o.JSON()...)
 	case events.RedeliverManyResult:

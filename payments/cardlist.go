@@ -185,27 +185,3 @@ func (s *Service) EraseCustomer(ctx context.Context, st *keelpay.Store, customer
 		slog.Int("payment_intents", e.PaymentIntents), slog.Int("card_sessions", e.CardSessions))
 	return e, nil
 }
-
-// CardListJSON is the JSON of a page of cards (docs/api.md, "Lists").
-func CardListJSON(cards []*keelpay.Card, hasMore bool) []byte {
-	data := make([]*CardObject, len(cards))
-	for i, c := range cards {
-		data[i] = NewCardObject(c)
-	}
-	return marshal(struct {
-		Object  string        `json:"object"`
-		Data    []*CardObject `json:"data"`
-		HasMore bool          `json:"has_more"`
-	}{"list", data, hasMore})
-}
-
-// ErasureJSON is the JSON of an erasure: object customer_erasure.
-func ErasureJSON(e *Erasure) []byte {
-	return marshal(struct {
-		Object         string `json:"object"`
-		Customer       string `json:"customer"`
-		CardsDeleted   int    `json:"cards_deleted"`
-		PaymentIntents int    `json:"payment_intents"`
-		CardSessions   int    `json:"card_sessions"`
-	}{"customer_erasure", e.Customer, e.CardsDeleted, e.PaymentIntents, e.CardSessions})
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -130,7 +131,7 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 		Status:        keelpay.CardActive,
 		CreatedAt:     now,
 	}
-	ev, err := outbox.Event(st.ID, keelpay.EventCardCreated, json.RawMessage(CardJSON(card)), now)
+	ev, err := outbox.Event(st.ID, keelpay.EventCardCreated, json.RawMessage(render.Card(card)), now)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/outbox"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -68,7 +69,7 @@ func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answe
 func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st step, key *idempotency.Key) (next *keelpay.PaymentIntent, won bool, err error) {
 	var ev *keelpay.Event
 	if st.event != "" {
-		if ev, err = outbox.Event(prev.StoreID, st.event, json.RawMessage(AppendIntentJSON(nil, &st.next, false)), st.next.UpdatedAt); err != nil {
+		if ev, err = outbox.Event(prev.StoreID, st.event, json.RawMessage(render.AppendIntent(nil, &st.next, false)), st.next.UpdatedAt); err != nil {
 			return nil, false, err
 		}
 	}

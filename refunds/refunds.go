@@ -16,6 +16,7 @@ import (
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/internal/schedule"
 	"github.com/keelpay/keelpay/internal/sendid"
 	"github.com/keelpay/keelpay/internal/wire"
@@ -458,7 +459,7 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 // that another process changed first is returned as it is now. key, when
 // set, stores the answer of the request that holds it with the outcome.
 func (s *Service) commitOutcome(ctx context.Context, r *keelpay.Refund, next keelpay.Refund, typ keelpay.EventType, key *idempotency.Key) (*keelpay.Refund, error) {
-	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(JSON(&next)), next.UpdatedAt)
+	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(render.Refund(&next)), next.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
