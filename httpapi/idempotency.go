@@ -119,6 +119,8 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		}
 	}
 
+	// begin's lock token holds no record here: runKeyInTx gives up only
+	// when it took nothing, so the same token takes the key below.
 	rec, ok := a.takeKey(w, r, begin)
 	if !ok {
 		return
