@@ -3,7 +3,6 @@ package events
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -243,30 +242,6 @@ type RedeliverManyResult struct {
 	// Next, when not empty, is the event to continue after: more events
 	// matched than one call queues.
 	Next string
-}
-
-// JSON is the JSON of the answer to a bulk redelivery: the one rendering
-// of it, for the response and for the answer stored with an idempotency
-// key.
-func (r RedeliverManyResult) JSON() []byte {
-	out := redeliveryJSON{Object: "redelivery", Queued: r.Queued, HasMore: r.Next != ""}
-	if r.Next != "" {
-		out.NextStartingAfter = &r.Next
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		// Always marshals; this is a programming error.
-		panic("events: marshal: " + err.Error())
-	}
-	return b
-}
-
-// redeliveryJSON is the wire form of RedeliverManyResult.
-type redeliveryJSON struct {
-	Object            string  `json:"object"`
-	Queued            int     `json:"queued"`
-	HasMore           bool    `json:"has_more"`
-	NextStartingAfter *string `json:"next_starting_after"`
 }
 
 // RedeliverMany queues a fresh attempt, due now, for every event of the

@@ -181,9 +181,9 @@ func appendObject(b []byte, v any, personal bool) []byte {
 	case *keelpay.Refund:
 		return append(b, render.Refund(o)...)
 	case *stores.SetupResult:
-		return append(b, o.JSON()...)
+		return append(b, render.Setup(o.Store, o.SecretKey, o.WebhookSecret)...)
 	case events.RedeliverManyResult:
-		return append(b, o.JSON()...)
+		return append(b, render.Redelivery(o.Queued, o.Next)...)
 	case *keelpay.Event:
 		return appendEvent(b, o)
 	}

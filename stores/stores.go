@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -198,39 +197,6 @@ func (r *SetupResult) Outcome() idempotency.Outcome {
 		return idempotency.OutcomeCreated
 	}
 	return idempotency.OutcomeChanged
-}
-
-// JSON is the JSON of the answer to the setup: the store, with the keys
-// and secrets this setup issued (and only those). It is the one rendering
-// of it, for the response and for the answer stored with an idempotency
-// key.
-func (r *SetupResult) JSON() []byte {
-	b, err := json.Marshal(storeJSON{
-		ID:             r.Store.ID,
-		Object:         "store",
-		Currency:       r.Store.Currency,
-		PublishableKey: r.Store.PublishableKey,
-		SecretKey:      r.SecretKey,
-		WebhookURL:     r.Store.WebhookURL,
-		WebhookSecret:  r.WebhookSecret,
-	})
-	if err != nil {
-		// Strings always marshal; this is a programming error.
-		panic("stores: marshal: " + err.Error())
-	}
-	return b
-}
-
-// storeJSON is the wire form of SetupResult. Keys and secrets appear only
-// when they were issued by the setup.
-type storeJSON struct {
-	ID             string `json:"id"`
-	Object         string `json:"object"`
-	Currency       string `json:"currency"`
-	PublishableKey string `json:"publishable_key"`
-	SecretKey      string `json:"secret_key,omitempty"`
-	WebhookURL     string `json:"webhook_url"`
-	WebhookSecret  string `json:"webhook_secret,omitempty"`
 }
 
 // Setup sets a store up or changes it. See the package documentation.

@@ -158,3 +158,37 @@ func Refund(r *keelpay.Refund) []byte {
 	}
 	return marshal(o)
 }
+
+// store is the answer to a setup: the store, with the keys and secrets
+// this setup issued (and only those).
+type store struct {
+	ID             string `json:"id"`
+	Object         string `json:"object"`
+	Currency       string `json:"currency"`
+	PublishableKey string `json:"publishable_key"`
+	SecretKey      string `json:"secret_key,omitempty"`
+	WebhookURL     string `json:"webhook_url"`
+	WebhookSecret  string `json:"webhook_secret,omitempty"`
+}
+
+// Setup is the JSON of the answer to a setup of st that issued secretKey
+// and webhookSecret (each empty when not issued): they are shown once.
+func Setup(st *keelpay.Store, secretKey, webhookSecret string) []byte {
+	return marshal(store{ID: st.ID, Object: "store", Currency: st.Currency, PublishableKey: st.PublishableKey,
+		SecretKey: secretKey, WebhookURL: st.WebhookURL, WebhookSecret: webhookSecret})
+}
+
+// Redelivery is the JSON of the answer to a bulk redelivery that queued
+// queued deliveries; next, when not empty, is the event to continue after.
+func Redelivery(queued int, next string) []byte {
+	out := struct {
+		Object            string  `json:"object"`
+		Queued            int     `json:"queued"`
+		HasMore           bool    `json:"has_more"`
+		NextStartingAfter *string `json:"next_starting_after"`
+	}{Object: "redelivery", Queued: queued, HasMore: next != ""}
+	if next != "" {
+		out.NextStartingAfter = &next
+	}
+	return marshal(out)
+}

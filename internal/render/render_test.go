@@ -92,6 +92,11 @@ func renderings() map[string]string {
 		Reason: "r<1>", Metadata: map[string]string{"a": "b"}, Status: keelpay.RefundSucceeded, Attempts: 2,
 		LastError: &keelpay.LastError{Code: "x", Message: "y"}, SucceededAt: at, CreatedAt: at}))
 	out["refund, bare"] = string(Refund(&keelpay.Refund{}))
+	st := &keelpay.Store{ID: "store_1", Currency: "EUR", PublishableKey: "pk_1", WebhookURL: "https://shop.example/hook"}
+	out["setup, issued"] = string(Setup(st, "sk_1", "whsec_1"))
+	out["setup, nothing issued"] = string(Setup(st, "", ""))
+	out["redelivery"] = string(Redelivery(3, ""))
+	out["redelivery, more"] = string(Redelivery(10000, "evt_1"))
 	return out
 }
 
@@ -170,6 +175,10 @@ func TestObjectsMatchSchemas(t *testing.T) {
 	r := &keelpay.Refund{}
 	fill(reflect.ValueOf(r).Elem())
 	requireSchemaKeys(t, "Refund", string(Refund(r)))
+	st := &keelpay.Store{}
+	fill(reflect.ValueOf(st).Elem())
+	requireSchemaKeys(t, "Store", string(Setup(st, "sk", "whsec")))
+	requireSchemaKeys(t, "Redelivery", string(Redelivery(1, "evt_1")))
 }
 
 // requireSchemaKeys checks that the top-level keys of the JSON object
