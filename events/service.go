@@ -3,7 +3,6 @@ package events
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -246,30 +245,6 @@ type RedeliverManyResult struct {
 	Next string
 }
 
-// JSON is the JSON of the answer to a bulk redelivery: the one rendering
-// of it, for the response and for the answer stored with an idempotency
-// key.
-func (r RedeliverManyResult) JSON() []byte {
-	out := redeliveryJSON{Object: "redelivery", Queued: r.Queued, HasMore: r.Next != ""}
-	if r.Next != "" {
-		out.NextStartingAfter = &r.Next
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		// Always marshals; this is a programming error.
-		panic("events: marshal: " + err.Error())
-	}
-	return b
-}
-
-// redeliveryJSON is the wire form of RedeliverManyResult.
-type redeliveryJSON struct {
-	Object            string  `json:"object"`
-	Queued            int     `json:"queued"`
-	HasMore           bool    `json:"has_more"`
-	NextStartingAfter *string `json:"next_starting_after"`
-}
-
 // RedeliverMany queues a fresh attempt, due now, for every event of the
 // store that matches p, oldest first, at most RedeliverMax a call.
 func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (RedeliverManyResult, error) {
@@ -306,7 +281,9 @@ func (s *Service) RedeliverMany(ctx context.Context, p RedeliverManyParams) (Red
 		// With an Idempotency-Key the answer commits with what it
 		// queued: a retry after a crash reports these counts rather than
 		// queueing again.
-		p.Idempotency.Finish(b, p.StoreID, idempotency.OutcomeChanged, res.JSON())
+		if err := p.Idempotency.Finish(b, p.StoreID, idempotency.OutcomeChanged, res); err != nil {
+			return err
+		}
 		return b.Apply(ctx, tx)
 	})
 	if err == nil {

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/keelpay/keelpay/internal/check"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
 )
 
@@ -34,7 +36,7 @@ func (a *api) listCards(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.CardListJSON(cards, more))
+	writeRaw(w, http.StatusOK, render.CardList(cards, more))
 }
 
 // deleteCard deletes a saved card and answers with the card as it was.
@@ -48,7 +50,7 @@ func (a *api) deleteCard(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.CardJSON(card))
+	writeRaw(w, http.StatusOK, render.Card(card))
 }
 
 func (a *api) eraseCustomer(w http.ResponseWriter, r *http.Request, c caller) {
@@ -61,5 +63,20 @@ func (a *api) eraseCustomer(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.ErasureJSON(e))
+	a.writeObject(w, r, http.StatusOK, e, true)
+}
+
+// erasureJSON is the JSON of an erasure: object customer_erasure.
+func erasureJSON(e *payments.Erasure) []byte {
+	b, err := json.Marshal(struct {
+		Object         string `json:"object"`
+		Customer       string `json:"customer"`
+		CardsDeleted   int    `json:"cards_deleted"`
+		PaymentIntents int    `json:"payment_intents"`
+		CardSessions   int    `json:"card_sessions"`
+	}{"customer_erasure", e.Customer, e.CardsDeleted, e.PaymentIntents, e.CardSessions})
+	if err != nil {
+		panic("httpapi: marshal erasure: " + err.Error())
+	}
+	return b
 }

@@ -60,10 +60,11 @@
 // committed answers with the answer stored beside the object. A program
 // that calls the services directly passes nil and gets none of this.
 //
-// Answers are the JSON of the objects as the services render them
-// ([github.com/keelpay/keelpay/payments.AppendIntentJSON],
-// [github.com/keelpay/keelpay/refunds.JSON], ...): the same bytes in a
-// response, in the answer stored for a key and in an event's body.
+// Answers are the JSON of the objects the services return, rendered by
+// one function per object: the same bytes in a response and in an
+// event's body. The key stores its answer by rendering the object with
+// the function this package gives it, so the answer stored for a key and
+// the response are one rendering.
 //
 // Each route says how it takes a key in its route table entry: not at all
 // (GETs, the browser's routes), locked in a commit of its own before the

@@ -87,7 +87,7 @@ func (a *api) webhookTest(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusAccepted, eventJSON(e))
+	a.writeObject(w, r, http.StatusAccepted, e, true)
 }
 
 func (a *api) listEvents(w http.ResponseWriter, r *http.Request, c caller) {
@@ -261,5 +261,5 @@ func (a *api) redeliverEvents(w http.ResponseWriter, r *http.Request, c caller) 
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, res.JSON())
+	a.writeObject(w, r, http.StatusOK, res, true)
 }

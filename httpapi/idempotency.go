@@ -5,12 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	mathrand "math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -39,15 +37,10 @@ const (
 	IdempotencyLockTimeout = time.Minute
 )
 
-const (
-	maxIdempotencyKey = 255
-	// A request that locks a key first deletes expired records with a
-	// chance of 1 in idempotencySweepOneIn, at most idempotencySweepLimit
-	// of them: the table stays bounded without a worker, on every
-	// process, and a request pays for one indexed delete only rarely.
-	idempotencySweepOneIn = 100
-	idempotencySweepLimit = 1000
-)
+// maxIdempotencyKey is the longest Idempotency-Key accepted. Expired
+// records are deleted by the retention worker (service.Service.Purge),
+// never by a request.
+const maxIdempotencyKey = 255
 
 // idempotent runs a secret-key POST under its Idempotency-Key.
 //
@@ -65,7 +58,7 @@ const (
 //     its response is stored (see [storedResponse] for which are) and sent.
 //     The handler passes the key (c.key, an [idempotency.Key]) to its
 //     service, which records each step the request commits in the same
-//     transaction, and stores the response in the transaction of the last
+//     transaction, and stores the answer in the transaction of the last
 //     change where it can;
 //   - the key was held by a run that did not finish (its process died, or
 //     it failed after a change): this request takes it over and resumes
@@ -78,10 +71,12 @@ const (
 //   - the first request finished: its status and body bytes are sent again
 //     with Idempotent-Replayed: true; the handler does not run.
 //
-// With mode keyInTx the key is not taken in a commit of its own: the
-// service takes it in the transaction of the request's first change (see
-// [api.runKeyInTx]). Only for routes whose services change nothing before
-// their first Step or Finish of the key.
+// The steps, in order: a route with mode keyInTx first runs the handler
+// with the key to be taken by the service's first change (no commit of its
+// own, see [api.runKeyInTx]); only a key found in use goes on. Then the
+// record, if any, answers a retry (reused, in use, replay); then the key
+// is taken in a commit of its own, and the handler (or the resumption of
+// an abandoned run) runs holding it.
 func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, mode keyMode) {
 	values, present := r.Header["Idempotency-Key"]
 	if !present {
@@ -93,7 +88,6 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			"The Idempotency-Key header must be 1 to 255 printable ASCII characters."))
 		return
 	}
-	key := values[0]
 	// It may be the retry of a request whose key this process could not
 	// settle yet.
 	a.unsettled.poke()
@@ -102,74 +96,99 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 		h(w, r, c)
 		return
 	}
-	fingerprint := requestFingerprint(r.Method, r.URL.Path, body)
-
-	ctx := r.Context()
 	now := a.cfg.Clock.Now().Truncate(time.Microsecond)
-	if mathrand.N(idempotencySweepOneIn) == 0 {
-		if _, err := a.cfg.Storage.IdempotencyDeleteExpired(ctx, now, idempotencySweepLimit); err != nil {
-			a.log.WarnContext(ctx, "idempotency: delete expired", slog.String("request_id", requestID(ctx)), slog.Any("error", err))
-		}
-	}
 	begin := storage.IdempotencyBeginParams{
 		StoreID:     c.store.ID,
-		Key:         key,
-		Fingerprint: fingerprint,
+		Key:         values[0],
+		Fingerprint: requestFingerprint(r.Method, r.URL.Path, body),
 		LockToken:   rand.Text(),
 		Now:         now,
 		LockedUntil: now.Add(IdempotencyLockTimeout),
 		ExpiresAt:   now.Add(IdempotencyKeyTTL),
 	}
+
 	if mode == keyInTx {
-		// No commit, nor even a read, for the key: the service takes it
-		// with its first change.
-		if a.runKeyInTx(w, r, c, h, begin) {
+		if a.runKeyInTx(w, r, c, h, begin) == keyAnswered {
 			return
 		}
-		// The key was in use: a retry. A read tells how to answer it;
-		// only a key left by an abandoned run (or freed meanwhile) needs
-		// the write below.
-		rec, err := a.cfg.Storage.IdempotencyGet(ctx, c.store.ID, key)
-		switch {
-		case errors.Is(err, storage.ErrNotFound) || err == nil && !now.Before(rec.ExpiresAt):
-		case err != nil:
-			a.writeError(w, r, fmt.Errorf("idempotency: read: %w", err))
-			return
-		case !bytes.Equal(rec.Fingerprint, fingerprint):
-			a.writeError(w, r, errKeyReused())
-			return
-		case rec.Completed():
-			writeReplay(w, rec.Status, rec.Body)
-			return
-		case now.Before(rec.LockedUntil):
-			a.writeError(w, r, keelpay.ErrIdempotencyKeyInUse(time.Second))
-			return
-		}
-		// The handler read the body: put it back for the run below.
+		// The key was in use: this request is a retry. The handler read
+		// the body: it is put back for the run below.
 		r.Body = readCloser{bytes.NewReader(body), r.Body}
+		if a.answerFromRecord(w, r, begin) {
+			return
+		}
 	}
-	// The key is taken in a commit of its own (or the key was found in
-	// use above, and this request is answered as a retry, or takes over
-	// an abandoned run and resumes it). The token holds no record:
-	// runKeyInTx gives up only when it took nothing.
-	token := begin.LockToken
-	rec, began, err := a.cfg.Storage.IdempotencyBegin(ctx, begin)
+
+	// begin's lock token holds no record here: runKeyInTx gives up only
+	// when it took nothing, so the same token takes the key below.
+	rec, ok := a.takeKey(w, r, begin)
+	if !ok {
+		return
+	}
+	a.runHoldingKey(w, r, c, h, begin, rec)
+}
+
+// keyOutcome is what runKeyInTx did.
+type keyOutcome int
+
+const (
+	// keyAnswered: the request was answered (and its key settled).
+	keyAnswered keyOutcome = iota
+	// keyInUse: the key was in use; nothing was sent, and the request is
+	// to be answered as a retry.
+	keyInUse
+)
+
+// answerFromRecord answers, from a read of the key's record, a request
+// whose key was in use: reused, in use or replayed. It reports false when
+// the request is to take the key with a write: the key was left by an
+// abandoned run, or freed, or expired meanwhile.
+func (a *api) answerFromRecord(w http.ResponseWriter, r *http.Request, begin storage.IdempotencyBeginParams) bool {
+	rec, err := a.cfg.Storage.IdempotencyGet(r.Context(), begin.StoreID, begin.Key)
+	switch {
+	case errors.Is(err, storage.ErrNotFound) || err == nil && !begin.Now.Before(rec.ExpiresAt):
+		return false
+	case err != nil:
+		a.writeError(w, r, fmt.Errorf("idempotency: read: %w", err))
+	case !bytes.Equal(rec.Fingerprint, begin.Fingerprint):
+		a.writeError(w, r, errKeyReused())
+	case rec.Completed():
+		writeReplay(w, rec.Status, rec.Body)
+	case begin.Now.Before(rec.LockedUntil):
+		a.writeError(w, r, keelpay.ErrIdempotencyKeyInUse(time.Second))
+	default:
+		return false
+	}
+	return true
+}
+
+// takeKey locks the key for this request in a commit of its own, and
+// returns its record. ok is false when the request was answered instead:
+// the key is reused, in use, or answered (a replay).
+func (a *api) takeKey(w http.ResponseWriter, r *http.Request, begin storage.IdempotencyBeginParams) (rec *storage.IdempotencyRecord, ok bool) {
+	rec, began, err := a.cfg.Storage.IdempotencyBegin(r.Context(), begin)
 	switch {
 	case err != nil:
 		a.writeError(w, r, fmt.Errorf("idempotency: begin: %w", err))
-		return
-	case !bytes.Equal(rec.Fingerprint, fingerprint):
+	case !bytes.Equal(rec.Fingerprint, begin.Fingerprint):
 		a.writeError(w, r, errKeyReused())
-		return
 	case !began && !rec.Completed():
 		a.writeError(w, r, keelpay.ErrIdempotencyKeyInUse(time.Second))
-		return
 	case !began:
 		writeReplay(w, rec.Status, rec.Body)
-		return
+	default:
+		return rec, true
 	}
+	return nil, false
+}
 
-	c.key = &idempotency.Key{StoreID: c.store.ID, Key: key, LockToken: token}
+// runHoldingKey runs the handler, or resumes the run that left the key at
+// rec's recovery point, holding the key begin took; then stores the
+// response, or frees the key.
+func (a *api) runHoldingKey(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams, rec *storage.IdempotencyRecord) {
+	c.key = &idempotency.Key{StoreID: begin.StoreID, Key: begin.Key, LockToken: begin.LockToken, Render: renderObject}
+	run := &keyRun{key: c.key}
+	r = r.WithContext(withKeyRun(r.Context(), run))
 	rw := &recordingWriter{ResponseWriter: w}
 	defer func() {
 		p := recover()
@@ -179,7 +198,7 @@ func (a *api) idempotent(w http.ResponseWriter, r *http.Request, c caller, h han
 			// stores the body that is sent.
 			a.writeError(rw, r, keelpay.NewError(keelpay.CodeInternalError, "Internal error."))
 		}
-		a.finishIdempotent(r, c.key, rw)
+		a.finishIdempotent(r, run, rw)
 		if p != nil {
 			panic(p)
 		}
@@ -195,19 +214,50 @@ func errKeyReused() error {
 		"The Idempotency-Key was already used with another method, path or body.")
 }
 
-// runKeyInTx runs the handler of a request whose key is free as far as a
-// read can tell, without a commit for the key: the first change the
+// keyRun is a request's run under its Idempotency-Key, as the flow learns
+// it from the handler. It rides in the request's context, not in the
+// ResponseWriter, so that whatever wraps the writer the flow still learns
+// it: writeError sets busy and code, writeObject sentStored.
+type keyRun struct {
+	key *idempotency.Key
+	// busy: the service's error was idempotency.ErrKeyBusy (another run
+	// holds the key, answered it, or left progress on it).
+	busy bool
+	// code is the error code of the answer, when it is an error.
+	code keelpay.Code
+	// sentStored: the answer sent is the one key stored with the
+	// service's last change (idempotency.Key.Answer); nothing is left to
+	// store.
+	sentStored bool
+}
+
+type keyRunKey struct{}
+
+func withKeyRun(ctx context.Context, run *keyRun) context.Context {
+	return context.WithValue(ctx, keyRunKey{}, run)
+}
+
+// keyRunOf is the keyRun of a request run under its key, or nil.
+func keyRunOf(ctx context.Context) *keyRun {
+	run, _ := ctx.Value(keyRunKey{}).(*keyRun)
+	return run
+}
+
+// runKeyInTx runs the handler of a request whose key is free as far as
+// the flow knows, without a commit for the key: the first change the
 // service makes takes the key in its own transaction (Begin of the
 // [idempotency.Key] the handler passes it), and the last one stores the
-// response with it, so a create or a confirm costs no commit more than
-// without a key. The response is held until
-// then. It reports false, having sent nothing, when the key turned out to
-// be in use (held, answered, or left with progress by a run that did not
-// finish): the caller then answers as for a retry. A response stored that
-// way is 409 or 404 about the state of things, decided without a change.
-func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams) bool {
-	claim := &idempotency.Key{StoreID: begin.StoreID, Key: begin.Key, LockToken: begin.LockToken, Begin: &begin}
+// answer with it, so a create or a confirm costs no commit more than
+// without a key. The response is held until then. It reports keyInUse,
+// having sent nothing, when the key turned out to be in use (held,
+// answered, or left with progress by a run that did not finish): the
+// caller then answers as for a retry. A response stored without a change
+// is 409 or 404 about the state of things.
+func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h handlerFunc, begin storage.IdempotencyBeginParams) keyOutcome {
+	claim := &idempotency.Key{StoreID: begin.StoreID, Key: begin.Key, LockToken: begin.LockToken, Begin: &begin, Render: renderObject}
 	c.key = claim
+	run := &keyRun{key: claim}
+	r = r.WithContext(withKeyRun(r.Context(), run))
 	rw := &recordingWriter{ResponseWriter: w, header: http.Header{}}
 	panicked := true
 	defer func() {
@@ -217,21 +267,23 @@ func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h han
 		// The middleware answers 500 and logs the panic; a lock this run
 		// took is freed, as for any 500.
 		if claim.Began() {
-			_ = a.settleKey(context.WithoutCancel(r.Context()), claim, http.StatusInternalServerError, nil, nil)
+			_ = a.settleKey(context.WithoutCancel(r.Context()), run, http.StatusInternalServerError, nil, nil)
 		}
 	}()
 	h(rw, r, c)
 	panicked = false
-	if claim.Busy() {
-		return false
+	if claim.Busy() || run.busy {
+		// The key learns it from its take that failed; the error the
+		// handler answered with says the same.
+		return keyInUse
 	}
 	status := sentStatus(rw.status)
 	body := rw.body.Bytes()
 	ctx := context.WithoutCancel(r.Context())
-	stored := storedResponse(status, rw.header, body)
+	stored := storedResponse(status, rw.header, run.code)
 	var err error
 	if claim.Began() {
-		err = a.settleKey(ctx, claim, status, rw.header, body)
+		err = a.settleKey(ctx, run, status, rw.header, body)
 	}
 	if (!claim.Began() || errors.Is(err, storage.ErrNotFound)) && stored {
 		// No commit took the key (or it is gone): the answer, decided
@@ -241,13 +293,13 @@ func (a *api) runKeyInTx(w http.ResponseWriter, r *http.Request, c caller, h han
 		err = nil // nothing to free
 	}
 	if errors.Is(err, idempotency.ErrKeyBusy) {
-		return false
+		return keyInUse
 	}
 	if err != nil {
 		a.log.ErrorContext(ctx, "idempotency: store the response", slog.String("request_id", requestID(ctx)), slog.Any("error", err))
 	}
 	rw.flush()
-	return true
+	return keyAnswered
 }
 
 // storeAnswer keeps the answer of a request that changed nothing for its
@@ -263,9 +315,9 @@ func (a *api) storeAnswer(ctx context.Context, begin storage.IdempotencyBeginPar
 // frees the key of one that did not. The response is already written: a
 // failure here is only logged. It runs even when the client went away, so
 // that a request that changed something is not run again.
-func (a *api) finishIdempotent(r *http.Request, key *idempotency.Key, rw *recordingWriter) {
+func (a *api) finishIdempotent(r *http.Request, run *keyRun, rw *recordingWriter) {
 	ctx := context.WithoutCancel(r.Context())
-	err := a.settleKey(ctx, key, sentStatus(rw.status), rw.Header(), rw.body.Bytes())
+	err := a.settleKey(ctx, run, sentStatus(rw.status), rw.Header(), rw.body.Bytes())
 	if errors.Is(err, storage.ErrNotFound) {
 		a.log.WarnContext(ctx, "idempotency: the request outlived its key's lock; its response was not stored",
 			slog.String("request_id", requestID(ctx)), slog.Duration("lock_timeout", IdempotencyLockTimeout))
@@ -282,9 +334,9 @@ func sentStatus(status int) int {
 	return status
 }
 
-// storedResponse reports whether a response is kept for its key. A request
-// that did not start stores nothing, so that a retry with the same key runs
-// again:
+// storedResponse reports whether a response is kept for its key; code is
+// its error code, when it is an error. A request that did not start
+// stores nothing, so that a retry with the same key runs again:
 //
 //   - 400, 401, 413, 415: rejected by validation or authentication before
 //     anything happened (docs/api.md: "a request rejected by validation
@@ -301,7 +353,7 @@ func sentStatus(status int) int {
 //
 // Everything else is stored and replayed: 2xx, 404, and the other 409s
 // and 422s (answers about the state of things).
-func storedResponse(status int, header http.Header, body []byte) bool {
+func storedResponse(status int, header http.Header, code keelpay.Code) bool {
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestEntityTooLarge,
 		http.StatusUnsupportedMediaType, http.StatusTooManyRequests:
@@ -313,13 +365,7 @@ func storedResponse(status int, header http.Header, body []byte) bool {
 	if header.Get("Retry-After") != "" {
 		return false
 	}
-	if status == http.StatusConflict {
-		var e errorBody
-		if json.Unmarshal(body, &e) == nil && e.Error.Code == keelpay.CodeSetupConflict {
-			return false
-		}
-	}
-	return true
+	return code != keelpay.CodeSetupConflict
 }
 
 // validIdempotencyKey reports whether k is 1 to 255 printable ASCII
@@ -396,7 +442,6 @@ type recordingWriter struct {
 	status int
 	body   bytes.Buffer
 	header http.Header // held: the response's header, sent by flush
-	err    error       // the error the response reports (see writeError)
 }
 
 func (w *recordingWriter) Header() http.Header {

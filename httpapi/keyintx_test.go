@@ -38,14 +38,14 @@ func (b *bundle) costs(t *testing.T, rq req) (*response, int64) {
 	return r, b.transactions(t) - before
 }
 
-func eachDB(t *testing.T, f func(t *testing.T, b *bundle)) {
+func eachDB(t *testing.T, f func(t *testing.T, b *bundle), opts ...func(*options)) {
 	t.Run("SQLite", func(t *testing.T) {
 		t.Parallel()
-		f(t, setup(t))
+		f(t, setup(t, opts...))
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
 		t.Parallel()
-		f(t, setup(t, func(o *options) { o.db = postgrestest.NewDB(t) }))
+		f(t, setup(t, append(opts, func(o *options) { o.db = postgrestest.NewDB(t) })...))
 	})
 }
 
@@ -126,7 +126,41 @@ func TestIdempotencyKeyCostsNoCommitOfItsOwn(t *testing.T) {
 // while it runs, its answer once it finished. One charge, one intent.
 func TestConcurrentKeyedConfirmsChargeOnce(t *testing.T) {
 	t.Parallel()
-	eachDB(t, func(t *testing.T, b *bundle) {
+	eachDB(t, concurrentKeyedConfirms)
+}
+
+// TestConcurrentKeyedConfirmsThroughAWrappingMiddleware: the same, with a
+// middleware in front of the API that wraps the ResponseWriter in a type
+// of its own (as logging and compression middleware do). The requests
+// that find the key busy learn it from the service's error, which no
+// writer carries: they still answer as retries.
+func TestConcurrentKeyedConfirmsThroughAWrappingMiddleware(t *testing.T) {
+	t.Parallel()
+	wrapped := func(o *options) {
+		o.wrapHandler = func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				next.ServeHTTP(&countingWriter{ResponseWriter: w}, r)
+			})
+		}
+	}
+	eachDB(t, concurrentKeyedConfirms, wrapped)
+}
+
+// countingWriter is a middleware's ResponseWriter: it counts the bytes
+// written, and has no Unwrap.
+type countingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.n += n
+	return n, err
+}
+
+func concurrentKeyedConfirms(t *testing.T, b *bundle) {
+	{
 		s, body := b.savedCardPayment(t)
 
 		const n = 8
@@ -174,5 +208,5 @@ func TestConcurrentKeyedConfirmsChargeOnce(t *testing.T) {
 		require.Equal(t, 1, b.sandbox.Charges(), "one charge")
 		require.Equal(t, 1, b.sandbox.ChargeCount(b.record(t, s, id).AttemptID))
 		b.requireOneEvent(t, s, keelpay.EventPaymentIntentSucceeded, id)
-	})
+	}
 }

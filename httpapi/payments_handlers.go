@@ -5,6 +5,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/check"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/stores"
 )
@@ -30,7 +31,7 @@ func (a *api) createCardSession(w http.ResponseWriter, r *http.Request, c caller
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusCreated, payments.CardSessionJSON(cs, true))
+	a.writeObject(w, r, http.StatusCreated, cs, true)
 }
 
 func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
@@ -39,7 +40,7 @@ func (a *api) getCardSession(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.CardSessionJSON(cs, true))
+	writeRaw(w, http.StatusOK, render.CardSession(cs, true))
 }
 
 func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
@@ -57,7 +58,7 @@ func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusCreated, payments.CardJSON(card))
+	writeRaw(w, http.StatusCreated, render.Card(card))
 }
 
 func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
@@ -66,7 +67,7 @@ func (a *api) getCard(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.CardJSON(card))
+	writeRaw(w, http.StatusOK, render.Card(card))
 }
 
 func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
@@ -85,7 +86,7 @@ func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusCreated, pi, true)
+	a.writeObject(w, r, http.StatusCreated, pi, true)
 }
 
 func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
@@ -119,7 +120,7 @@ func (a *api) listIntents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, payments.IntentListJSON(intents, more, true))
+	writeRaw(w, http.StatusOK, render.IntentList(intents, more, true))
 }
 
 // getIntent reads an intent. The browser (publishable key) reads it with
@@ -150,7 +151,7 @@ func (a *api) getIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusOK, pi, !c.publishable)
+	a.writeObject(w, r, http.StatusOK, pi, !c.publishable)
 }
 
 // confirmIntent charges a card: with the secret key a saved card
@@ -175,7 +176,7 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusOK, pi, !c.publishable)
+	a.writeObject(w, r, http.StatusOK, pi, !c.publishable)
 }
 
 func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
@@ -205,5 +206,5 @@ func (a *api) cancelIntent(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeIntent(w, http.StatusOK, pi, true)
+	a.writeObject(w, r, http.StatusOK, pi, true)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/refunds"
 )
@@ -34,13 +35,13 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRefund(w, res.Refund)
+	a.writeRefund(w, r, res.Refund)
 }
 
 // writeRefund writes the answer to a send of refund ref: the answer its
 // service stores with an idempotency key.
-func writeRefund(w http.ResponseWriter, ref *keelpay.Refund) {
-	writeRaw(w, refunds.SendOutcome(ref).HTTPStatus(), refunds.JSON(ref))
+func (a *api) writeRefund(w http.ResponseWriter, r *http.Request, ref *keelpay.Refund) {
+	a.writeObject(w, r, refunds.SendOutcome(ref).HTTPStatus(), ref, true)
 }
 
 func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {
@@ -49,7 +50,7 @@ func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {
 		a.writeError(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, refunds.JSON(ref))
+	writeRaw(w, http.StatusOK, render.Refund(ref))
 }
 
 func (a *api) listRefunds(w http.ResponseWriter, r *http.Request, c caller) {
@@ -91,7 +92,7 @@ func (a *api) listRefunds(w http.ResponseWriter, r *http.Request, c caller) {
 		HasMore bool              `json:"has_more"`
 	}{Object: "list", Data: make([]json.RawMessage, len(list)), HasMore: more}
 	for i, ref := range list {
-		out.Data[i] = refunds.JSON(ref)
+		out.Data[i] = render.Refund(ref)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -27,7 +27,7 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request, c caller, rec *stor
 		case err != nil:
 			a.writeError(w, r, err)
 		default:
-			writeIntent(w, http.StatusOK, pi, true)
+			a.writeObject(w, r, http.StatusOK, pi, true)
 		}
 		return true
 	case idempotency.CancelMarked:
@@ -37,7 +37,7 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request, c caller, rec *stor
 		if err != nil || pi.Status != keelpay.IntentCanceled {
 			return false
 		}
-		writeIntent(w, http.StatusOK, pi, true)
+		a.writeObject(w, r, http.StatusOK, pi, true)
 		return true
 	case idempotency.RefundSent:
 		res, found, err := a.cfg.Refunds.Resume(ctx, c.store, rec.ObjectID, c.key)
@@ -47,7 +47,7 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request, c caller, rec *stor
 		case err != nil:
 			a.writeError(w, r, err)
 		default:
-			writeRefund(w, res.Refund)
+			a.writeRefund(w, r, res.Refund)
 		}
 		return true
 	case idempotency.Created:
@@ -57,7 +57,7 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request, c caller, rec *stor
 		if err != nil {
 			return false
 		}
-		writeRaw(w, http.StatusAccepted, eventJSON(e))
+		a.writeObject(w, r, http.StatusAccepted, e, true)
 		return true
 	}
 	return false

@@ -27,5 +27,5 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	setStore(r, res.Store.ID)
-	writeRaw(w, res.Outcome().HTTPStatus(), res.JSON())
+	a.writeObject(w, r, res.Outcome().HTTPStatus(), res, true)
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/storage"
 )
 
@@ -75,7 +74,8 @@ func newUnsettledKeys(s storage.Storage, log *slog.Logger) *unsettledKeys {
 
 // settleKey stores the response of the run that holds key, or frees the
 // key when the response is not kept (see storedResponse). Nothing is left
-// to do when the service's last change stored exactly this response.
+// to do when the response sent is the answer the service's last change
+// stored (run.sentStored).
 // ErrNotFound: the run does not hold the key. When a key to be freed
 // could not be (the database did not answer), it is left to unsettled,
 // which frees it once the database answers; the error is still
@@ -87,11 +87,12 @@ func newUnsettledKeys(s storage.Storage, log *slog.Logger) *unsettledKeys {
 // it), and an answer stored there would replay work that is not there.
 // That key waits out its lock time-out, and its retry then resumes from
 // the steps the database has.
-func (a *api) settleKey(ctx context.Context, key *idempotency.Key, status int, header http.Header, body []byte) error {
-	if key.Answered(status, body) {
+func (a *api) settleKey(ctx context.Context, run *keyRun, status int, header http.Header, body []byte) error {
+	if run.sentStored {
 		return nil
 	}
-	u := &unsettledKey{complete: storedResponse(status, header, body), status: status, body: body}
+	u := &unsettledKey{complete: storedResponse(status, header, run.code), status: status, body: body}
+	key := run.key
 	id := unsettledID{key.StoreID, key.Key, key.LockToken}
 	err := a.unsettled.settle(ctx, id, u)
 	if err != nil && !errors.Is(err, storage.ErrNotFound) && !u.complete {

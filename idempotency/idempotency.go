@@ -19,18 +19,19 @@
 //   - [Key.Step] in the batch of a change that a retry must not make
 //     again (a payment attempt recorded before its provider call), with
 //     the recovery point that tells the retry where to resume;
-//   - [Key.Finish] in the batch of its last change, with the answer
-//     (status and JSON body) the request gets, rendered by the same
-//     function that renders the object everywhere else.
+//   - [Key.Finish] in the batch of its last change, with the object the
+//     request answers with. The key renders it with [Key.Render], the
+//     function the HTTP API gives it and renders every answer with, so
+//     the answer stored and the answer sent are the same bytes.
 //
-// What a Key reports (Began, Busy, Answered) is what committed: it learns
+// What a Key reports (Began, Busy, Answer) is what committed: it learns
 // it from the batch once the batch has committed, or failed.
 package idempotency
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
+	"reflect"
 
 	"github.com/keelpay/keelpay/storage"
 )
@@ -86,10 +87,15 @@ type Key struct {
 	// their first Step or Finish (nothing a second run of the same
 	// request would repeat).
 	Begin *storage.IdempotencyBeginParams
+	// Render renders the object a request answers with as its JSON body,
+	// without the final newline. Finish stores what it returns; the HTTP
+	// API sets it to the function it renders the same objects with.
+	Render func(v any) ([]byte, error)
 
 	began    bool // a batch that took the lock committed
 	busy     bool // a batch's take found the key held or answered
-	answered bool // Finish stored status and body, below, with a change that committed
+	answered bool // Finish stored object's answer, below, with a change that committed
+	object   any
 	status   int
 	body     []byte
 }
@@ -130,12 +136,20 @@ func (o Outcome) HTTPStatus() int {
 
 // Finish records in b that the request's last change committed on
 // objectID, and stores the request's answer with it: the status of o and
-// the JSON body, which is kept followed by a newline, as the HTTP API
-// sends it. Call it with the batch of the last change, with the answer
-// the caller will send. A nil Key records nothing.
-func (k *Key) Finish(b *storage.Batch, objectID string, o Outcome, body []byte) {
+// v rendered by Render, kept followed by a newline, as the HTTP API sends
+// it. Call it with the batch of the last change, with the object the
+// service returns once that batch committed. Its error is Render's: the
+// batch is then not to be committed. A nil Key records nothing.
+func (k *Key) Finish(b *storage.Batch, objectID string, o Outcome, v any) error {
 	if k == nil {
-		return
+		return nil
+	}
+	if k.Render == nil {
+		return errors.New("idempotency: Finish of a Key without Render")
+	}
+	body, err := k.Render(v)
+	if err != nil {
+		return err
 	}
 	status := o.HTTPStatus()
 	body = append(body[:len(body):len(body)], '\n')
@@ -143,7 +157,8 @@ func (k *Key) Finish(b *storage.Batch, objectID string, o Outcome, body []byte) 
 		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: Done, ObjectID: objectID,
 		Status: status, Body: body,
 	})
-	b.OnCommit(func() { k.answered, k.status, k.body = true, status, body })
+	b.OnCommit(func() { k.answered, k.object, k.status, k.body = true, v, status, body })
+	return nil
 }
 
 // Began reports whether a batch with a Step or Finish of a Key with Begin
@@ -154,13 +169,28 @@ func (k *Key) Began() bool { return k != nil && k.began }
 // the key held or answered by another run ([ErrKeyBusy]).
 func (k *Key) Busy() bool { return k != nil && k.busy }
 
-// Answered reports whether Finish stored exactly this answer (body with
-// its final newline) with the request's last change. The services return
-// the object Finish rendered only once its transaction committed, so a
-// caller that answers with the same rendering of it answers with what is
-// stored: nothing is left to store.
-func (k *Key) Answered(status int, body []byte) bool {
-	return k != nil && k.answered && k.status == status && bytes.Equal(k.body, body)
+// Answer returns the answer Finish stored with the object v: its status
+// and body, with the final newline. ok is false when Finish stored no
+// answer, or stored it for another object (v is not the same pointer, or
+// an equal value): a service returns the object it gave Finish only once
+// Finish's transaction committed, and returns another one (a version that
+// another process committed first) when it rolled back. A caller that
+// answers with the stored answer when ok has nothing left to store.
+func (k *Key) Answer(v any) (status int, body []byte, ok bool) {
+	if k == nil || !k.answered || !sameObject(k.object, v) {
+		return 0, nil, false
+	}
+	return k.status, k.body, true
+}
+
+// sameObject reports whether a and b are the same pointer, or equal
+// values of a comparable type.
+func sameObject(a, b any) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta == nil || ta != tb || !ta.Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // progress records step p in b (with its answer when p.Status > 0). A

@@ -24,7 +24,7 @@ func TestNilKeyRecordsNothing(t *testing.T) {
 	if b.Len() != 0 {
 		t.Fatalf("a nil key recorded %d writes", b.Len())
 	}
-	if k.Began() || k.Busy() || k.Answered(200, []byte("{}\n")) {
+	if _, _, answered := k.Answer([]byte(`{}`)); k.Began() || k.Busy() || answered {
 		t.Fatal("a nil key reports a lock or an answer")
 	}
 }
@@ -48,7 +48,8 @@ func TestKeyReportsWhatCommitted(t *testing.T) {
 	key := func(token string) *idempotency.Key {
 		begin := storage.IdempotencyBeginParams{StoreID: st.ID, Key: "k1", Fingerprint: []byte("fp"), LockToken: token,
 			LockedUntil: now.Add(time.Minute), Now: now, ExpiresAt: now.Add(time.Hour)}
-		return &idempotency.Key{StoreID: st.ID, Key: "k1", LockToken: token, Begin: &begin}
+		return &idempotency.Key{StoreID: st.ID, Key: "k1", LockToken: token, Begin: &begin,
+			Render: func(v any) ([]byte, error) { return []byte(`{"id":"` + v.(string) + `"}`), nil }}
 	}
 
 	first := key("lock_1")
@@ -66,24 +67,28 @@ func TestKeyReportsWhatCommitted(t *testing.T) {
 
 	second := key("lock_2")
 	var b2 storage.Batch
-	second.Finish(&b2, "obj_2", idempotency.OutcomeCreated, []byte(`{}`))
+	if err := second.Finish(&b2, "obj_2", idempotency.OutcomeCreated, "obj_2"); err != nil {
+		t.Fatal(err)
+	}
 	err = db.Commit(ctx, &b2)
 	if !errors.Is(err, idempotency.ErrKeyBusy) {
 		t.Fatalf("the second take: %v, want ErrKeyBusy", err)
 	}
-	if !second.Busy() || second.Began() || second.Answered(201, []byte("{}\n")) {
+	if _, _, ok := second.Answer("obj_2"); !second.Busy() || second.Began() || ok {
 		t.Fatalf("a busy take: busy %v, began %v", second.Busy(), second.Began())
 	}
 
 	var b3 storage.Batch
-	first.Finish(&b3, "obj_1", idempotency.OutcomeCreated, []byte(`{}`))
-	if first.Answered(201, []byte("{}\n")) {
-		t.Fatal("Answered before the batch committed")
+	if err := first.Finish(&b3, "obj_1", idempotency.OutcomeCreated, "obj_1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := first.Answer("obj_1"); ok {
+		t.Fatal("an answer before the batch committed")
 	}
 	if err := db.Commit(ctx, &b3); err != nil {
 		t.Fatal(err)
 	}
-	if !first.Answered(201, []byte("{}\n")) {
-		t.Fatal("the committed answer is not reported")
+	if status, body, ok := first.Answer("obj_1"); !ok || status != 201 || string(body) != "{\"id\":\"obj_1\"}\n" {
+		t.Fatalf("the committed answer: %d %q %v", status, body, ok)
 	}
 }

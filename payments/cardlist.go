@@ -175,7 +175,9 @@ func (s *Service) EraseCustomer(ctx context.Context, st *keelpay.Store, customer
 	e.PaymentIntents, e.CardSessions = n.PaymentIntents, n.CardSessions
 	if key != nil {
 		var b storage.Batch
-		key.Finish(&b, customerID, idempotency.OutcomeChanged, ErasureJSON(e))
+		if err := key.Finish(&b, customerID, idempotency.OutcomeChanged, e); err != nil {
+			return nil, err
+		}
 		err := s.cfg.Storage.Commit(ctx, &b)
 		if err != nil {
 			return nil, fmt.Errorf("payments: erase customer: %w", err)
@@ -184,28 +186,4 @@ func (s *Service) EraseCustomer(ctx context.Context, st *keelpay.Store, customer
 	s.log.InfoContext(ctx, "customer erased", slog.String("store_id", st.ID), slog.Int("cards_deleted", e.CardsDeleted),
 		slog.Int("payment_intents", e.PaymentIntents), slog.Int("card_sessions", e.CardSessions))
 	return e, nil
-}
-
-// CardListJSON is the JSON of a page of cards (docs/api.md, "Lists").
-func CardListJSON(cards []*keelpay.Card, hasMore bool) []byte {
-	data := make([]*CardObject, len(cards))
-	for i, c := range cards {
-		data[i] = NewCardObject(c)
-	}
-	return marshal(struct {
-		Object  string        `json:"object"`
-		Data    []*CardObject `json:"data"`
-		HasMore bool          `json:"has_more"`
-	}{"list", data, hasMore})
-}
-
-// ErasureJSON is the JSON of an erasure: object customer_erasure.
-func ErasureJSON(e *Erasure) []byte {
-	return marshal(struct {
-		Object         string `json:"object"`
-		Customer       string `json:"customer"`
-		CardsDeleted   int    `json:"cards_deleted"`
-		PaymentIntents int    `json:"payment_intents"`
-		CardSessions   int    `json:"card_sessions"`
-	}{"customer_erasure", e.Customer, e.CardsDeleted, e.PaymentIntents, e.CardSessions})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -37,8 +38,8 @@ func (s *Service) CreateCardSession(ctx context.Context, st *keelpay.Store, p Ca
 	}
 	var b storage.Batch
 	b.CardSessionInsert(cs)
-	if key := p.Idempotency; key != nil {
-		key.Finish(&b, cs.ID, idempotency.OutcomeCreated, CardSessionJSON(cs, true))
+	if err := p.Idempotency.Finish(&b, cs.ID, idempotency.OutcomeCreated, cs); err != nil {
+		return nil, err
 	}
 	err := s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {
@@ -127,13 +128,14 @@ func (s *Service) CaptureCard(ctx context.Context, st *keelpay.Store, sessionID 
 		Status:        keelpay.CardActive,
 		CreatedAt:     now,
 	}
-	ev, err := outbox.Event(st.ID, keelpay.EventCardCreated, json.RawMessage(CardJSON(card)), now)
+	ev, err := outbox.Event(st.ID, keelpay.EventCardCreated, json.RawMessage(render.Card(card)), now)
 	if err != nil {
 		return nil, err
 	}
-	err = s.outbox.Commit(context.WithoutCancel(ctx), func(b *storage.Batch) {
+	err = s.outbox.Commit(context.WithoutCancel(ctx), func(b *storage.Batch) error {
 		b.CardSessionComplete(st.ID, cs.ID, card.ID, now)
 		b.CardInsert(card)
+		return nil
 	}, ev)
 	if errors.Is(err, storage.ErrConflict) {
 		// Another capture completed the session first, or it expired.

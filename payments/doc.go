@@ -82,9 +82,9 @@
 //
 // # Wire form
 //
-// [NewIntentObject], [NewCardObject] and [NewCardSessionObject] give the
-// wire form of the objects; [AppendIntentJSON], [CardJSON],
-// [CardSessionJSON] and [IntentListJSON] render it as JSON, once for API
-// responses, the answers stored with idempotency keys and event bodies
-// alike. Only responses to the secret key show personal data.
+// Each object has one rendering, internal to keelpay, for API responses,
+// the answers stored with idempotency keys and event bodies alike; only
+// responses to the secret key show personal data. [IntentObject] and
+// [CardObject] are the types an embedder decodes that JSON into (an
+// event's object, see service.Event).
 package payments

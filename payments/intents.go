@@ -59,10 +59,11 @@ func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentP
 		UpdatedAt:     now,
 		Version:       1,
 	}
-	answer := renderAnswer(p.Idempotency, pi)
 	var b storage.Batch
 	b.PaymentIntentInsert(pi)
-	finishIntent(&b, p.Idempotency, idempotency.OutcomeCreated, pi.ID, answer)
+	if err := finishIntent(&b, p.Idempotency, idempotency.OutcomeCreated, pi); err != nil {
+		return nil, err
+	}
 	err := s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {
 		return nil, fmt.Errorf("payments: insert intent: %w", err)

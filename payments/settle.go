@@ -11,6 +11,7 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/idempotency"
 	"github.com/keelpay/keelpay/internal/outbox"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/provider"
 	"github.com/keelpay/keelpay/storage"
 )
@@ -68,17 +69,16 @@ func (s *Service) finish(ctx context.Context, pi *keelpay.PaymentIntent, a answe
 func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st step, key *idempotency.Key) (next *keelpay.PaymentIntent, won bool, err error) {
 	var ev *keelpay.Event
 	if st.event != "" {
-		if ev, err = outbox.Event(prev.StoreID, st.event, json.RawMessage(AppendIntentJSON(nil, &st.next, false)), st.next.UpdatedAt); err != nil {
+		if ev, err = outbox.Event(prev.StoreID, st.event, json.RawMessage(render.AppendIntent(nil, &st.next, false)), st.next.UpdatedAt); err != nil {
 			return nil, false, err
 		}
 	}
 	after := st.next
 	after.Version = prev.Version + 1
-	answer := renderAnswer(key, &after)
 	for range serialisationRetries {
 		// The event is written with the change, and the dispatcher woken
 		// once it is committed.
-		err := s.outbox.Commit(ctx, func(b *storage.Batch) {
+		err := s.outbox.Commit(ctx, func(b *storage.Batch) error {
 			n := st.next
 			b.PaymentIntentUpdate(&n, prev.Version)
 			if st.cardUnavailable {
@@ -92,14 +92,15 @@ func (s *Service) commit(ctx context.Context, prev *keelpay.PaymentIntent, st st
 			// When a request with an idempotency key makes this change,
 			// its answer is stored with it: a retry after a crash gets
 			// this answer, not a second run.
-			finishIntent(b, key, idempotency.OutcomeChanged, n.ID, answer)
+			return finishIntent(b, key, idempotency.OutcomeChanged, &after)
 		}, ev)
 		if err == nil {
-			next := after
 			if st.outcome != "" {
 				s.metrics.attempts.WithLabelValues(st.outcome, st.code).Inc()
 			}
-			return &next, true, nil
+			// The object Finish stored, so that the key knows its answer
+			// (idempotency.Key.Answer).
+			return &after, true, nil
 		}
 		if !errors.Is(err, storage.ErrConflict) {
 			return nil, false, fmt.Errorf("payments: commit %s: %w", prev.ID, err)
@@ -253,23 +254,11 @@ func attemptAttrs(pi *keelpay.PaymentIntent, more ...any) []any {
 	}, more...)
 }
 
-// renderAnswer renders intent pi as the answer of the request that holds
-// key, nil without a key. It is rendered before the transaction that
-// stores it (finishIntent), so that the work is not done in the
-// transaction, which an embedded database runs on its one writer.
-func renderAnswer(key *idempotency.Key, pi *keelpay.PaymentIntent) []byte {
+// finishIntent records in b, with the change, the answer about intent pi
+// of the request that holds key; nothing without a key.
+func finishIntent(b *storage.Batch, key *idempotency.Key, o idempotency.Outcome, pi *keelpay.PaymentIntent) error {
 	if key == nil {
 		return nil
 	}
-	return AppendIntentJSON(nil, pi, true)
-}
-
-// finishIntent records in b, with the change, the answer status and body
-// (renderAnswer) about intent id of the request that holds key; nothing
-// without a key.
-func finishIntent(b *storage.Batch, key *idempotency.Key, o idempotency.Outcome, id string, answer []byte) {
-	if key == nil {
-		return
-	}
-	key.Finish(b, id, o, answer)
+	return key.Finish(b, pi.ID, o, pi)
 }

@@ -1,14 +1,14 @@
 package refunds
 
 import (
-	"encoding/json"
-	"time"
-
 	"github.com/keelpay/keelpay"
 )
 
-// Object is the wire form of a refund, in responses and in events. A refund
-// carries no personal data.
+// Object is the decoded wire form of a refund, as the API answers and an
+// event's object carries it: the type an embedder decodes those bodies
+// into. Nothing renders from it: keelpay renders a refund with one
+// function, and a test holds this type to that rendering and to
+// docs/openapi.json. A refund carries no personal data.
 type Object struct {
 	ID            string               `json:"id"`
 	Object        string               `json:"object"`
@@ -22,41 +22,4 @@ type Object struct {
 	LastError     *keelpay.LastError   `json:"last_error"`
 	CreatedAt     string               `json:"created_at"`
 	SucceededAt   *string              `json:"succeeded_at"`
-}
-
-// JSON is the JSON of refund r: the one rendering of a refund, for
-// responses, for the answer stored with an idempotency key and for the
-// body of its events.
-func JSON(r *keelpay.Refund) []byte {
-	b, err := json.Marshal(NewObject(r))
-	if err != nil {
-		// A refund always marshals; this is a programming error.
-		panic("refunds: marshal: " + err.Error())
-	}
-	return b
-}
-
-// NewObject returns the wire form of r.
-func NewObject(r *keelpay.Refund) *Object {
-	o := &Object{
-		ID:            r.ID,
-		Object:        "refund",
-		PaymentIntent: r.PaymentIntentID,
-		Amount:        r.Amount,
-		Currency:      r.Currency,
-		Reason:        r.Reason,
-		Metadata:      r.Metadata,
-		Status:        r.Status,
-		Attempts:      r.Attempts,
-		LastError:     r.LastError,
-		CreatedAt:     r.CreatedAt.UTC().Format(time.RFC3339),
-	}
-	if o.Metadata == nil {
-		o.Metadata = map[string]string{}
-	}
-	if !r.SucceededAt.IsZero() {
-		s := r.SucceededAt.UTC().Format(time.RFC3339)
-		o.SucceededAt = &s
-	}
-	return o
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/outbox"
 	"github.com/keelpay/keelpay/internal/providercall"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/internal/schedule"
 	"github.com/keelpay/keelpay/internal/sendid"
 	"github.com/keelpay/keelpay/internal/wire"
@@ -420,7 +421,9 @@ func (s *Service) markUnknown(ctx context.Context, r *keelpay.Refund, key *idemp
 	var b storage.Batch
 	b.RefundUpdate(&next, r.Version)
 	next.Version = r.Version + 1
-	finish(&b, key, &next)
+	if err := finish(&b, key, &next); err != nil {
+		return nil, err
+	}
 	err := s.cfg.Storage.Commit(ctx, &b)
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
@@ -450,16 +453,16 @@ func (s *Service) settle(ctx context.Context, r *keelpay.Refund, res *provider.R
 // that another process changed first is returned as it is now. key, when
 // set, stores the answer of the request that holds it with the outcome.
 func (s *Service) commitOutcome(ctx context.Context, r *keelpay.Refund, next keelpay.Refund, typ keelpay.EventType, key *idempotency.Key) (*keelpay.Refund, error) {
-	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(JSON(&next)), next.UpdatedAt)
+	e, err := outbox.Event(r.StoreID, typ, json.RawMessage(render.Refund(&next)), next.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
-	err = s.outbox.Commit(ctx, func(b *storage.Batch) {
+	err = s.outbox.Commit(ctx, func(b *storage.Batch) error {
 		b.RefundUpdate(&next, r.Version)
 		// A request with an idempotency key stores its answer with the
 		// outcome: a retry after a crash gets it, not another send.
 		next.Version = r.Version + 1
-		finish(b, key, &next)
+		return finish(b, key, &next)
 	}, e)
 	if errors.Is(err, storage.ErrConflict) {
 		return s.cfg.Storage.RefundGet(ctx, r.StoreID, r.ID)
@@ -642,11 +645,11 @@ func (s *Service) Resume(ctx context.Context, st *keelpay.Store, id string, key 
 // finish records in b, with the change, the answer of the request that
 // holds key: refund r, 201 for its first send and 200 for a send again.
 // Nothing without a key.
-func finish(b *storage.Batch, key *idempotency.Key, r *keelpay.Refund) {
+func finish(b *storage.Batch, key *idempotency.Key, r *keelpay.Refund) error {
 	if key == nil {
-		return
+		return nil
 	}
-	key.Finish(b, r.ID, SendOutcome(r), JSON(r))
+	return key.Finish(b, r.ID, SendOutcome(r), r)
 }
 
 // SendOutcome is what a send that returned r did: created the refund (its

@@ -23,8 +23,9 @@ const (
 	RetentionCardSessionsDefault = 7 * 24 * time.Hour
 	// RetentionIntervalDefault is how often the retention worker runs.
 	RetentionIntervalDefault = time.Minute
-	// RetentionBatchDefault is the most events (or card sessions) one
-	// transaction deletes.
+	// RetentionBatchDefault is the most rows of one kind (events, card
+	// sessions, idempotency keys, rate-limit hits) one transaction
+	// deletes.
 	RetentionBatchDefault = 1000
 	// RetentionBatchMax bounds RetentionConfig.Batch, so that each
 	// transaction stays short.
@@ -42,10 +43,10 @@ const (
 // deleted. Fields are in alphabetical order; each zero value takes its
 // default.
 type RetentionConfig struct {
-	// Batch is the most events, or card sessions, deleted in one
-	// transaction (each event takes its delivery and up to
-	// storage.AttemptsKept attempts with it); a pass deletes batch after
-	// batch until none is left. Default RetentionBatchDefault; at most
+	// Batch is the most rows of one kind (events, card sessions,
+	// idempotency keys, rate-limit hits) deleted in one transaction (each
+	// event takes its delivery and up to storage.AttemptsKept attempts
+	// with it); a pass deletes batch after batch until none is left. Default RetentionBatchDefault; at most
 	// RetentionBatchMax.
 	Batch int
 	// CardSessions is how long a card session that saved no card is kept
@@ -98,7 +99,7 @@ type retention struct {
 func newRetention(cfg Config) (*retention, error) {
 	r := &retention{cfg: cfg, deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "keelpay_retention_deleted_total",
-		Help: "Rows deleted by the retention worker, by kind: event (with its delivery and attempts) or card_session.",
+		Help: "Rows deleted by the retention worker, by kind: event (with its delivery and attempts), card_session, idempotency_key or rate_limit_hit.",
 	}, []string{"kind"})}
 	if err := cfg.Metrics.Register(r.deleted); err != nil {
 		return nil, err
@@ -108,35 +109,47 @@ func newRetention(cfg Config) (*retention, error) {
 
 // Purge deletes, in batches of Config.Retention.Batch, the events whose
 // delivery is over and that are older than Config.Retention.Events, with
-// their deliveries and attempts, and the card sessions that expired
-// unused longer than Config.Retention.CardSessions ago, until none is
-// left or ctx is done. The retention worker of Start runs it every
-// Config.Retention.Interval; call it yourself to purge now (after moving
-// a sandbox clock, say). Several processes may run it at once.
+// their deliveries and attempts, the card sessions that expired unused
+// longer than Config.Retention.CardSessions ago, the Idempotency-Key
+// records past their expiry and the rate-limit hits that left their
+// window, until none is left or ctx is done. The retention worker of
+// Start runs it every Config.Retention.Interval; call it yourself to
+// purge now (after moving a sandbox clock, say). Several processes may
+// run it at once. Requests never delete expired records themselves: the
+// worker, which every process runs, keeps those tables bounded.
 func (s *Service) Purge(ctx context.Context) error {
 	r := s.cfg.Retention
 	now := s.cfg.Clock.Now()
-	var errs []error
-	if r.Events >= 0 {
-		n, err := s.purge(ctx, func(ctx context.Context) (int, error) {
-			return s.cfg.Storage.EventDeleteBefore(ctx, now.Add(-r.Events), r.Batch)
-		})
-		s.retention.deleted.WithLabelValues("event").Add(float64(n))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("retention: events: %w", err))
-		} else if n > 0 {
-			s.cfg.Logger.InfoContext(ctx, "retention deleted events", slog.Int("events", n))
-		}
+	type kind struct {
+		name, plural string
+		keep         bool // the policy keeps this kind for good
+		batch        func(context.Context) (int, error)
 	}
-	if r.CardSessions >= 0 {
-		n, err := s.purge(ctx, func(ctx context.Context) (int, error) {
+	kinds := []kind{
+		{"event", "events", r.Events < 0, func(ctx context.Context) (int, error) {
+			return s.cfg.Storage.EventDeleteBefore(ctx, now.Add(-r.Events), r.Batch)
+		}},
+		{"card_session", "card sessions", r.CardSessions < 0, func(ctx context.Context) (int, error) {
 			return s.cfg.Storage.CardSessionDeleteExpiredBefore(ctx, now.Add(-r.CardSessions), r.Batch)
-		})
-		s.retention.deleted.WithLabelValues("card_session").Add(float64(n))
+		}},
+		{"idempotency_key", "idempotency keys", false, func(ctx context.Context) (int, error) {
+			return s.cfg.Storage.IdempotencyDeleteExpired(ctx, now, r.Batch)
+		}},
+		{"rate_limit_hit", "rate-limit hits", false, func(ctx context.Context) (int, error) {
+			return s.cfg.Storage.RateLimitDeleteExpired(ctx, now, r.Batch)
+		}},
+	}
+	var errs []error
+	for _, k := range kinds {
+		if k.keep {
+			continue
+		}
+		n, err := s.purge(ctx, k.batch)
+		s.retention.deleted.WithLabelValues(k.name).Add(float64(n))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("retention: card sessions: %w", err))
+			errs = append(errs, fmt.Errorf("retention: %s: %w", k.plural, err))
 		} else if n > 0 {
-			s.cfg.Logger.InfoContext(ctx, "retention deleted card sessions", slog.Int("card_sessions", n))
+			s.cfg.Logger.InfoContext(ctx, "retention deleted "+k.plural, slog.Int(k.name+"s", n))
 		}
 	}
 	return errors.Join(errs...)

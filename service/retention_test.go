@@ -3,10 +3,14 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +19,11 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/keelpaytest"
+	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/service"
 	"github.com/keelpay/keelpay/storage"
+	"github.com/keelpay/keelpay/storage/sqlite"
 	"github.com/keelpay/keelpay/storage/storagetest"
 )
 
@@ -233,4 +239,87 @@ func TestRetentionConfigIsValidated(t *testing.T) {
 			require.True(t, strings.Contains(err.Error(), tc.want), err.Error())
 		})
 	}
+}
+
+// The retention worker, not a request, deletes expired Idempotency-Key
+// records and rate-limit hits that left their window; the live ones stay.
+func TestStartSweepsExpiredKeysAndRateLimitHits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keelpay.db")
+	db, err := sqlite.Open(ctx, sqlite.Config{Keyring: keyringtest.Keyring(), Path: path})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := storagetest.NewStoreRecord(at)
+	require.NoError(t, db.StoreInsert(ctx, st))
+	const ttl = 24 * time.Hour
+	begin := func(key string, now time.Time) {
+		t.Helper()
+		p := storage.IdempotencyBeginParams{StoreID: st.ID, Key: key, Fingerprint: []byte(key), LockToken: keelpay.NewID("lock_"),
+			Now: now, LockedUntil: now.Add(time.Minute), ExpiresAt: now.Add(ttl)}
+		_, began, err := db.IdempotencyBegin(ctx, p)
+		require.NoError(t, err)
+		require.True(t, began)
+		require.NoError(t, db.IdempotencyComplete(ctx, storage.IdempotencyCompleteParams{
+			StoreID: st.ID, Key: key, LockToken: p.LockToken, Status: http.StatusOK, Body: []byte("{}\n")}))
+	}
+	// Three expired keys with a batch of 2: the pass goes on after a full
+	// batch.
+	for i := range 3 {
+		begin(fmt.Sprintf("old-%d", i), at.Add(time.Duration(i)*time.Second))
+	}
+	for i := range 3 {
+		wait, err := db.RateLimitTake(ctx, at, storage.RateLimit{Key: fmt.Sprintf("setup:client:gone%d", i), Limit: 5, Window: time.Minute})
+		require.NoError(t, err)
+		require.Zero(t, wait)
+	}
+	clock := keelpaytest.NewClock(at.Add(ttl + time.Hour))
+	begin("recent", clock.Now().Add(-time.Hour))
+	wait, err := db.RateLimitTake(ctx, clock.Now(), storage.RateLimit{Key: "setup:client:here", Limit: 5, Window: time.Minute})
+	require.NoError(t, err)
+	require.Zero(t, wait)
+
+	hits := func() []string {
+		raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		require.NoError(t, err)
+		defer raw.Close()
+		rows, err := raw.Query(`SELECT key FROM rate_limit_hits ORDER BY key`)
+		require.NoError(t, err)
+		defer rows.Close()
+		var keys []string
+		for rows.Next() {
+			var k string
+			require.NoError(t, rows.Scan(&k))
+			keys = append(keys, k)
+		}
+		require.NoError(t, rows.Err())
+		return keys
+	}
+	require.Len(t, hits(), 4)
+
+	svc, err := service.New(service.Config{
+		Clock: clock, Provider: sandbox.New(sandbox.Config{Clock: clock}), Storage: db,
+		Retention:           service.RetentionConfig{Batch: 2, Interval: time.Hour},
+		WebhookPollInterval: time.Hour,
+		ExpireInterval:      time.Hour,
+		ReconcileInterval:   time.Hour,
+	})
+	require.NoError(t, err)
+	require.NoError(t, svc.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, svc.Stop(context.Background())) })
+	// The first pass runs as the worker starts; no request is made.
+	require.Eventually(t, func() bool { return len(hits()) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Equal(t, []string{"setup:client:here"}, hits(), "the hit inside its window stays")
+	require.Eventually(t, func() bool {
+		_, err := db.IdempotencyGet(ctx, st.ID, "old-2")
+		return errors.Is(err, storage.ErrNotFound)
+	}, 10*time.Second, 5*time.Millisecond)
+	for i := range 3 {
+		_, err := db.IdempotencyGet(ctx, st.ID, fmt.Sprintf("old-%d", i))
+		require.ErrorIs(t, err, storage.ErrNotFound)
+	}
+	rec, err := db.IdempotencyGet(ctx, st.ID, "recent")
+	require.NoError(t, err, "a key inside its 24 hours stays")
+	require.True(t, rec.Completed())
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -42,11 +41,6 @@ const (
 	SetupUnprovenLimitPerAddress = 60
 	SetupLimitWindow             = time.Minute
 )
-
-// rateLimitSweepLimit is the most expired rate-limit hits one setup
-// deletes: every setup, on every process, sweeps a little, so hits of
-// keys that never come back do not pile up.
-const rateLimitSweepLimit = 100
 
 // Config configures a Service.
 type Config struct {
@@ -205,48 +199,12 @@ func (r *SetupResult) Outcome() idempotency.Outcome {
 	return idempotency.OutcomeChanged
 }
 
-// JSON is the JSON of the answer to the setup: the store, with the keys
-// and secrets this setup issued (and only those). It is the one rendering
-// of it, for the response and for the answer stored with an idempotency
-// key.
-func (r *SetupResult) JSON() []byte {
-	b, err := json.Marshal(storeJSON{
-		ID:             r.Store.ID,
-		Object:         "store",
-		Currency:       r.Store.Currency,
-		PublishableKey: r.Store.PublishableKey,
-		SecretKey:      r.SecretKey,
-		WebhookURL:     r.Store.WebhookURL,
-		WebhookSecret:  r.WebhookSecret,
-	})
-	if err != nil {
-		// Strings always marshal; this is a programming error.
-		panic("stores: marshal: " + err.Error())
-	}
-	return b
-}
-
-// storeJSON is the wire form of SetupResult. Keys and secrets appear only
-// when they were issued by the setup.
-type storeJSON struct {
-	ID             string `json:"id"`
-	Object         string `json:"object"`
-	Currency       string `json:"currency"`
-	PublishableKey string `json:"publishable_key"`
-	SecretKey      string `json:"secret_key,omitempty"`
-	WebhookURL     string `json:"webhook_url"`
-	WebhookSecret  string `json:"webhook_secret,omitempty"`
-}
-
 // Setup sets a store up or changes it. See the package documentation.
 func (s *Service) Setup(ctx context.Context, p SetupParams) (*SetupResult, error) {
 	if err := p.Validate(s.cfg.AllowInsecureWebhooks); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Clock.Now().Truncate(time.Microsecond)
-	if _, err := s.cfg.Storage.RateLimitDeleteExpired(ctx, now, rateLimitSweepLimit); err != nil {
-		return nil, fmt.Errorf("setup: sweep rate limits: %w", err)
-	}
 
 	// Read the store (and its version) before asking the provider: a setup
 	// that commits in between makes this one lose with setup_conflict.
@@ -410,8 +368,8 @@ func (s *Service) change(ctx context.Context, p SetupParams, app *provider.Appli
 	// answer (sealed, as it carries new secrets) with the change: a retry
 	// after a crash gets the secrets this change issued rather than
 	// rotating them again.
-	if key := p.Idempotency; key != nil {
-		key.Finish(&b, next.ID, res.Outcome(), res.JSON())
+	if err := p.Idempotency.Finish(&b, next.ID, res.Outcome(), res); err != nil {
+		return nil, err
 	}
 	err := s.cfg.Storage.Commit(ctx, &b)
 	if err != nil {

@@ -33,6 +33,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -49,10 +50,9 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/events"
+	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/keyring"
-	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/provider/sandbox"
-	"github.com/keelpay/keelpay/refunds"
 	"github.com/keelpay/keelpay/storage"
 	"github.com/keelpay/keelpay/storage/postgres"
 	"github.com/keelpay/keelpay/storage/sqlite"
@@ -194,32 +194,32 @@ func (g *generator) row(i int) row {
 	switch {
 	case pos == 0 || pos == 10:
 		typ = keelpay.EventCardCreated
-		obj = payments.NewCardObject(&keelpay.Card{ID: pi.CardID, StoreID: g.store.ID, CustomerID: cus.ID,
+		obj = json.RawMessage(render.Card(&keelpay.Card{ID: pi.CardID, StoreID: g.store.ID, CustomerID: cus.ID,
 			CardSessionID: keelpay.NewID(keelpay.PrefixCardSession), Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2035,
-			Status: keelpay.CardActive, CreatedAt: at})
+			Status: keelpay.CardActive, CreatedAt: at}))
 	case pos == 9 || pos == 17:
 		typ = keelpay.EventPaymentIntentPaymentFailed
 		pi.Status = keelpay.IntentRequiresPaymentMethod
 		pi.LastError = &keelpay.LastError{Code: "card_declined", DeclineCode: "insufficient_funds", Message: "The card has insufficient funds."}
-		obj = payments.NewIntentObject(pi, false)
+		obj = json.RawMessage(render.AppendIntent(nil, pi, false))
 	case pos == 18:
 		typ = keelpay.EventRefundSucceeded
-		obj = refunds.NewObject(&keelpay.Refund{ID: keelpay.NewID(keelpay.PrefixRefund), StoreID: g.store.ID,
+		obj = json.RawMessage(render.Refund(&keelpay.Refund{ID: keelpay.NewID(keelpay.PrefixRefund), StoreID: g.store.ID,
 			PaymentIntentID: pi.ID, Amount: pi.Amount, Currency: pi.Currency, Reason: "Returned within 30 days",
-			Status: keelpay.RefundSucceeded, Attempts: 1, SucceededAt: at, CreatedAt: at.Add(-time.Second)})
+			Status: keelpay.RefundSucceeded, Attempts: 1, SucceededAt: at, CreatedAt: at.Add(-time.Second)}))
 	case pos == 19:
 		typ = keelpay.EventPaymentIntentCanceled
 		pi.Status = keelpay.IntentCanceled
 		pi.CardID, pi.PaymentMethod = "", nil
 		pi.CancellationReason = "requested_by_customer"
-		obj = payments.NewIntentObject(pi, false)
+		obj = json.RawMessage(render.AppendIntent(nil, pi, false))
 	default:
 		typ = keelpay.EventPaymentIntentSucceeded
 		pi.Status = keelpay.IntentSucceeded
 		pi.AuthorizationCode = fmt.Sprintf("A%05d", i%100000)
 		pi.OrderID = keelpay.NewID("ord_")
 		pi.SucceededAt = at
-		obj = payments.NewIntentObject(pi, false)
+		obj = json.RawMessage(render.AppendIntent(nil, pi, false))
 	}
 	e, err := events.NewEvent(g.store.ID, typ, obj, at)
 	if err != nil {

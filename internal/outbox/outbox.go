@@ -62,13 +62,16 @@ func New(db storage.Storage, committed func(context.Context, *keelpay.Event)) *O
 // Commit commits, in one storage.Batch, the insert of evs (each with its
 // delivery row; a nil event is skipped) and then the writes change
 // records, so that change may refer to them. Once the batch has committed
-// each event is announced. A write that fails rolls everything back, and
-// its *storage.WriteError is returned.
-func (o *Outbox) Commit(ctx context.Context, change func(b *storage.Batch), evs ...*keelpay.Event) error {
+// each event is announced. An error of change commits nothing and is
+// returned as is; a write that fails rolls everything back, and its
+// *storage.WriteError is returned.
+func (o *Outbox) Commit(ctx context.Context, change func(b *storage.Batch) error, evs ...*keelpay.Event) error {
 	var b storage.Batch
 	insert(&b, evs)
 	if change != nil {
-		change(&b)
+		if err := change(&b); err != nil {
+			return err
+		}
 	}
 	if err := o.db.Commit(ctx, &b); err != nil {
 		return err

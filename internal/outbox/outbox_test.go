@@ -61,8 +61,9 @@ func TestCommitAnnouncesOnlyWhatCommitted(t *testing.T) {
 
 	// A batch whose change fails: the error names the write, and the
 	// event is neither stored nor announced.
-	err = o.Commit(ctx, func(b *storage.Batch) {
+	err = o.Commit(ctx, func(b *storage.Batch) error {
 		b.CardUpdateStatus(storeID, "card_missing", keelpay.CardUnavailable)
+		return nil
 	}, failed)
 	require.ErrorIs(t, err, storage.ErrNotFound)
 	var we *storage.WriteError

@@ -1,7 +1,13 @@
-package payments
+// Package render is the one rendering of each object the API shows: the
+// bytes of a response, of the answer stored with an Idempotency-Key, and
+// (without personal data) of the object of an event (docs/api.md,
+// "Objects"). The stored answer and the response are then the same bytes,
+// and an event cannot drift from what the API shows. docs/openapi.json
+// describes the same objects; this package's tests hold each rendering to
+// its schema and to the fields of the object it renders.
+package render
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
@@ -10,24 +16,19 @@ import (
 	"github.com/keelpay/keelpay/internal/wirejson"
 )
 
-// The JSON of the objects of this package: one function for each, which
-// renders the object for the response, for the answer stored with an
-// idempotency key, and (without personal data) for the body of its
-// events. The stored answer and the response are then the same bytes,
-// and an event cannot drift from what the API shows.
-
-// AppendIntentJSON appends the JSON of a payment intent to b (see
-// [NewIntentObject] for personal), the same bytes as
-// NewIntentObject(pi, personal).AppendJSON writes, from the intent itself:
-// it builds no wire object and formats no timestamp apart, so that the
-// answer of a read allocates nothing of its own. b may be nil.
-func AppendIntentJSON(b []byte, pi *keelpay.PaymentIntent, personal bool) []byte {
+// AppendIntent appends the JSON of a payment intent to b, from the intent
+// itself: it builds no wire object and formats no timestamp apart, so
+// that the answer of a read allocates nothing of its own. b may be nil.
+// personal is true only for the store's secret key: then the customer's
+// name, email and phone, the billing details and the client_secret are
+// shown. The browser (publishable key) and events never see them.
+func AppendIntent(b []byte, pi *keelpay.PaymentIntent, personal bool) []byte {
 	if b == nil {
 		b = make([]byte, 0, 1024)
 	}
 	b = append(b, `{"id":`...)
 	b = wirejson.AppendString(b, pi.ID)
-	b = append(b, `,"object":"`+ObjectPaymentIntent+`","status":`...)
+	b = append(b, `,"object":"payment_intent","status":`...)
 	b = wirejson.AppendString(b, string(pi.Status))
 	b = append(b, `,"amount":`...)
 	b = strconv.AppendInt(b, pi.Amount, 10)
@@ -78,7 +79,7 @@ func AppendIntentJSON(b []byte, pi *keelpay.PaymentIntent, personal bool) []byte
 	b = append(b, `,"next_action":`...)
 	b = appendNextAction(b, pi.NextAction)
 	// While an attempt is open the reason marks a cancel in progress; it
-	// is the intent's reason only once it is canceled (NewIntentObject).
+	// is the intent's reason only once it is canceled.
 	if pi.Status == keelpay.IntentCanceled {
 		b = appendOptional(b, `,"cancellation_reason":`, pi.CancellationReason)
 	}
@@ -117,7 +118,7 @@ func appendTimestamp(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
-// appendEmptyNull appends s, or null when it is empty (nullable).
+// appendEmptyNull appends s, or null when it is empty.
 func appendEmptyNull(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
@@ -125,115 +126,18 @@ func appendEmptyNull(b []byte, s string) []byte {
 	return wirejson.AppendString(b, s)
 }
 
-// CardSessionJSON is the JSON of a card session (see
-// [NewCardSessionObject] for personal).
-func CardSessionJSON(cs *keelpay.CardSession, personal bool) []byte {
-	return marshal(NewCardSessionObject(cs, personal))
-}
-
-// CardJSON is the JSON of a saved card.
-func CardJSON(c *keelpay.Card) []byte {
-	return marshal(NewCardObject(c))
-}
-
-// IntentListJSON is the JSON of a page of intents (docs/api.md, "Lists"):
-// object list, the intents as AppendIntentJSON renders them, has_more.
-func IntentListJSON(intents []*keelpay.PaymentIntent, hasMore, personal bool) []byte {
+// IntentList is the JSON of a page of intents (docs/api.md, "Lists"):
+// object list, the intents as AppendIntent renders them, has_more.
+func IntentList(intents []*keelpay.PaymentIntent, hasMore, personal bool) []byte {
 	b := append(make([]byte, 0, 64+1024*len(intents)), `{"object":"list","data":[`...)
 	for i, pi := range intents {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendIntentJSON(b, pi, personal)
+		b = AppendIntent(b, pi, personal)
 	}
 	b = append(b, `],"has_more":`...)
 	b = strconv.AppendBool(b, hasMore)
-	return append(b, '}')
-}
-
-func marshal(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Every object marshals; this is a programming error.
-		panic("payments: marshal: " + err.Error())
-	}
-	return b
-}
-
-// AppendJSON appends the JSON of o, byte for byte as json.Marshal(o)
-// writes it, without reflection: a payment intent is the answer of most
-// requests and the object of most events.
-func (o *IntentObject) AppendJSON(b []byte) []byte {
-	b = append(b, `{"id":`...)
-	b = wirejson.AppendString(b, o.ID)
-	b = append(b, `,"object":`...)
-	b = wirejson.AppendString(b, o.Object)
-	b = append(b, `,"status":`...)
-	b = wirejson.AppendString(b, string(o.Status))
-	b = append(b, `,"amount":`...)
-	b = strconv.AppendInt(b, o.Amount, 10)
-	b = append(b, `,"currency":`...)
-	b = wirejson.AppendString(b, o.Currency)
-	if o.ClientSecret != "" {
-		b = append(b, `,"client_secret":`...)
-		b = wirejson.AppendString(b, o.ClientSecret)
-	}
-	b = append(b, `,"customer":{"id":`...)
-	b = wirejson.AppendString(b, o.Customer.ID)
-	b = appendCustomerPersonal(b, o.Customer)
-	b = append(b, `},"description":`...)
-	b = appendNullable(b, o.Description)
-	b = append(b, `,"reference":`...)
-	b = appendNullable(b, o.Reference)
-	b = append(b, `,"metadata":`...)
-	b = appendMap(b, o.Metadata)
-	if o.Billing != nil {
-		b = appendBilling(b, o.Billing)
-	}
-	b = append(b, `,"page_origins":`...)
-	b = appendStrings(b, o.PageOrigins)
-	b = append(b, `,"card":`...)
-	b = appendNullable(b, o.Card)
-	b = append(b, `,"payment_method":`...)
-	b = appendPaymentMethod(b, o.PaymentMethod)
-	b = appendOptional(b, `,"authorization_code":`, o.AuthorizationCode)
-	b = appendOptional(b, `,"order_id":`, o.OrderID)
-	b = append(b, `,"refund":`...)
-	b = appendNullable(b, o.Refund)
-	if o.SucceededAt != nil {
-		b = append(b, `,"succeeded_at":`...)
-		b = wirejson.AppendString(b, *o.SucceededAt)
-	}
-	if o.LastError != nil {
-		b = appendLastError(b, o.LastError)
-	}
-	b = append(b, `,"next_action":`...)
-	b = appendNextAction(b, o.NextAction)
-	b = appendOptional(b, `,"cancellation_reason":`, o.CancellationReason)
-	if len(o.VoidedCharges) > 0 {
-		b = append(b, `,"voided_charges":[`...)
-		for i, v := range o.VoidedCharges {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"attempt":`...)
-			b = wirejson.AppendString(b, v.Attempt)
-			b = append(b, `,"amount":`...)
-			b = strconv.AppendInt(b, v.Amount, 10)
-			b = append(b, `,"currency":`...)
-			b = wirejson.AppendString(b, v.Currency)
-			b = append(b, `,"status":`...)
-			b = wirejson.AppendString(b, v.Status)
-			b = append(b, `,"voided_at":`...)
-			b = appendNullable(b, v.VoidedAt)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"expires_at":`...)
-	b = wirejson.AppendString(b, o.ExpiresAt)
-	b = append(b, `,"created_at":`...)
-	b = wirejson.AppendString(b, o.CreatedAt)
 	return append(b, '}')
 }
 
@@ -286,7 +190,6 @@ func appendNextAction(b []byte, na *keelpay.NextAction) []byte {
 	return append(b, '}')
 }
 
-// appendOptional appends key and s unless s is empty (omitempty).
 // appendCustomerPersonal appends the personal keys of a customer as
 // keelpay.Customer's MarshalJSON writes them: all three (the secret key's
 // shape) unless all three are empty (the shape without personal data).
@@ -299,19 +202,12 @@ func appendCustomerPersonal(b []byte, c keelpay.Customer) []byte {
 	return wirejson.AppendString(append(b, `,"phone":`...), c.Phone)
 }
 
+// appendOptional appends key and s unless s is empty (omitempty).
 func appendOptional(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
 	return wirejson.AppendString(append(b, key...), s)
-}
-
-// appendNullable appends *s, or null.
-func appendNullable(b []byte, s *string) []byte {
-	if s == nil {
-		return append(b, "null"...)
-	}
-	return wirejson.AppendString(b, *s)
 }
 
 // appendStrings appends a list of strings, or null for nil.
