@@ -160,5 +160,7 @@ func TestServiceWarnsOfAnOffMachineClock(t *testing.T) {
 		return strings.Contains(logs.String(), "this machine's clock is off the database's")
 	}, 10*time.Second, 10*time.Millisecond, "logs: %s", logs)
 	require.Contains(t, logs.String(), "offset=1m30")
-	require.Regexp(t, `(?m)^keelpay_clock_offset_seconds 90(\.0+\d*)?$`, scrape(t, svc))
+	// 90 s, plus the time between the read of the database's time above
+	// and the clock's own measurement (a loaded machine takes a moment).
+	require.Regexp(t, `(?m)^keelpay_clock_offset_seconds 9[0-4](\.\d+)?$`, scrape(t, svc))
 }
