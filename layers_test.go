@@ -35,3 +35,31 @@ func TestServicesDoNotSpeakHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestExamplesImportNoInternalPackage: examples are what stores copy, and
+// a store's module cannot import keelpay's internal packages, so neither
+// may an example, its tests included.
+func TestExamplesImportNoInternalPackage(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(goTool, "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`,
+		"./examples/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("go list printed %d packages under examples/, want at least 4:\n%s", len(lines), out)
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, "github.com/keelpay/keelpay/") && strings.Contains(imp+"/", "/internal/") {
+				t.Errorf("%s imports %s", fields[0], imp)
+			}
+		}
+	}
+}

@@ -43,6 +43,14 @@
 // the time of all of them.
 // [Store.Refund] sends a refund.
 //
+// # Webhook faults
+//
+// [WithWebhookFaults] attaches a sandbox.WebhookFaults to the kit, so that
+// a test rehearses the store's handler under duplicated, reordered,
+// delayed or failed deliveries. Deliveries then leave only when the test
+// asks: [Kit.Deliver] sends what is due now, and [Kit.Advance] past a hold
+// sends what a fault held back.
+//
 // # Assertions
 //
 // [Kit.RequireEvent] waits until a verified delivery of an event of a type

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/keelpay/keelpay/internal/eventshook"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/provider/sandbox"
 	"github.com/keelpay/keelpay/service"
@@ -57,6 +58,9 @@ type Kit struct {
 	wait        time.Duration
 	webhookPath string
 	schema      string // the PostgreSQL schema of WithPostgres
+	// manual says the dispatcher delivers only when the kit asks
+	// (WithWebhookFaults).
+	manual bool
 
 	mu        sync.Mutex
 	handled   []Handled       // deliveries the store's handler finished with
@@ -86,6 +90,7 @@ type kitOptions struct {
 	wait        time.Duration
 	webhookPath string
 	postgres    *string // the DSN of WithPostgres
+	faults      *sandbox.WebhookFaults
 }
 
 // WithPostgres runs the kit on the PostgreSQL server of dsn (a postgres://
@@ -104,6 +109,30 @@ type kitOptions struct {
 //	kp := keelpaytest.Start(t, keelpaytest.WithPostgres(dsn))
 func WithPostgres(dsn string) Option {
 	return func(o *kitOptions) { o.postgres = &dsn }
+}
+
+// WithWebhookFaults attaches f to the kit's dispatcher, so that the
+// faults set on f for a store ([sandbox.WebhookFaults.Set]: duplicates,
+// reordering, delays, failures) shape its deliveries, as the reference
+// server's sandbox mode does. It also makes deliveries happen only when
+// the test asks, so that the test knows which events a fault met: the
+// dispatcher claims, attempts and records what is due when the test calls
+// [Kit.Deliver], [Kit.Advance], [Kit.Drain] or [Kit.RequireNoEvent], and
+// never on its own. A delivery a fault held back is due again once the
+// clock has moved past the hold: Advance by the hold delivers it.
+// [Kit.RequireEvent] and [Kit.RequireHandled] only wait, so call one of
+// those first; Drain and RequireNoEvent wait for every committed event,
+// held ones too, so move the clock past the holds before them.
+//
+//	faults := sandbox.NewWebhookFaults()
+//	kp := keelpaytest.Start(t, keelpaytest.WithWebhookFaults(faults))
+//	store := kp.Store(t)
+//	faults.Set(store.ID, sandbox.Faults{Duplicate: 1, Reorder: 1})
+//	// ... payments ...
+//	kp.Deliver(t)                              // held back, not sent
+//	kp.Advance(t, sandbox.ReorderHoldDefault) // sent, twice each
+func WithWebhookFaults(f *sandbox.WebhookFaults) Option {
+	return func(o *kitOptions) { o.faults = f }
 }
 
 // WithWebhookPath sets the path of every store's webhook_url on the kit's
@@ -171,6 +200,12 @@ func Start(t T, opts ...Option) *Kit {
 	}
 	k := &Kit{Clock: clock, Sandbox: sb, Service: svc, wait: o.wait, webhookPath: o.webhookPath, schema: schema,
 		stores: map[string]bool{}, nextDone: make(chan struct{})}
+	if o.faults != nil {
+		// Both before the dispatcher runs (svc.Start).
+		eventshook.SetInterceptor(svc.Dispatcher(), o.faults)
+		eventshook.Manual(svc.Dispatcher())
+		k.manual = true
+	}
 	// A subscription to every event, read only when the kit drains, tells
 	// which deliveries are still to come.
 	var unsubscribe func()

@@ -170,3 +170,45 @@ func TestAdvanceMovesTheClockOfEverySubtestOnTheKit(t *testing.T) {
 		})
 	})
 }
+
+// With WithWebhookFaults the store's faults shape the kit's deliveries,
+// and deliveries leave only when the test asks: a delivery sent twice
+// arrives twice with the same bytes, and one held back arrives once the
+// clock has moved past the hold.
+func TestWebhookFaults(t *testing.T) {
+	faults := sandbox.NewWebhookFaults()
+	kp := keelpaytest.Start(t, keelpaytest.WithWebhookFaults(faults))
+	shop := kp.Store(t)
+	card := shop.SaveCard(t, sandbox.CardVisa)
+	require.Equal(t, 1, kp.Deliver(t), "the card's card.created")
+	require.Len(t, kp.Webhooks.Deliveries(), 1)
+
+	require.NoError(t, faults.Set(shop.ID, sandbox.Faults{Duplicate: 1}))
+	twice := shop.Pay(t, card, 100, "eur")
+	require.Len(t, kp.Webhooks.Deliveries(), 1, "nothing leaves before the test asks")
+	require.Equal(t, 1, kp.Deliver(t))
+	got := kp.Webhooks.Deliveries()[1:]
+	require.Len(t, got, 2, "sent twice")
+	require.Equal(t, got[0].Body, got[1].Body)
+	require.Equal(t, got[0].Header.Get("webhook-id"), got[1].Header.Get("webhook-id"))
+	kp.RequireEvent(t, keelpay.EventPaymentIntentSucceeded, twice.ID)
+
+	require.NoError(t, faults.Set(shop.ID, sandbox.Faults{Reorder: 1, ReorderHold: time.Minute}))
+	held := shop.Pay(t, card, 200, "eur")
+	require.Equal(t, 1, kp.Deliver(t), "claimed and held back")
+	require.Len(t, kp.Webhooks.Deliveries(), 3)
+	kp.Advance(t, 59*time.Second)
+	require.Len(t, kp.Webhooks.Deliveries(), 3, "still held")
+	kp.Advance(t, time.Second)
+	require.Len(t, kp.Webhooks.Deliveries(), 4)
+	kp.RequireEvent(t, keelpay.EventPaymentIntentSucceeded, held.ID)
+	kp.RequireNoEvent(t, keelpay.EventPaymentIntentCanceled, held.ID)
+}
+
+// Deliver is for a kit whose dispatcher waits for the test; any other
+// kit delivers on its own, and Deliver says so.
+func TestDeliverNeedsWebhookFaults(t *testing.T) {
+	kp := keelpaytest.Start(t)
+	msg := failure(t, func(tb testing.TB) { kp.Deliver(tb) })
+	require.Contains(t, msg, "Deliver needs a kit started WithWebhookFaults")
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/eventshook"
 	"github.com/keelpay/keelpay/webhooks"
 	"github.com/keelpay/keelpay/webhooks/webhookstest"
 )
@@ -33,10 +34,49 @@ func (k *Kit) Advance(t T, d time.Duration) {
 }
 
 func (k *Kit) runDue(ctx context.Context) error {
-	defer k.Service.Dispatcher().Notify()
 	// The sandbox's own due changes first (a refund that fails later),
 	// with the notifications they send.
-	return errors.Join(k.Sandbox.Settle(ctx), k.Service.Payments().Expire(ctx), k.Service.Payments().Reconcile(ctx), k.Service.Refunds().Reconcile(ctx))
+	err := errors.Join(k.Sandbox.Settle(ctx), k.Service.Payments().Expire(ctx), k.Service.Payments().Reconcile(ctx), k.Service.Refunds().Reconcile(ctx))
+	if k.manual {
+		_, derr := k.deliver(ctx)
+		return errors.Join(err, derr)
+	}
+	k.Service.Dispatcher().Notify()
+	return err
+}
+
+// Deliver has the dispatcher of a kit started [WithWebhookFaults] claim
+// every delivery due now (by the kit's clock), attempt it under the
+// store's faults and record the result, and returns once all of that is
+// done: the receiver has answered every attempt (a duplicate's second
+// post included) and the store's handler of [Kit.HandleWebhooks] has
+// returned (its processing after answering may still run: wait for it
+// with [Kit.RequireHandled]). It returns how many deliveries it claimed,
+// those a fault held back or failed included. It fails the test on a kit
+// started without WithWebhookFaults, whose dispatcher delivers on its
+// own, or when the round takes longer than the kit's wait timeout.
+func (k *Kit) Deliver(t T) int {
+	t.Helper()
+	if !k.manual {
+		t.Fatalf("keelpaytest: Deliver needs a kit started WithWebhookFaults; this kit delivers on its own")
+		return 0
+	}
+	n, err := k.deliver(context.Background())
+	if err != nil {
+		t.Fatalf("keelpaytest: %v", err)
+	}
+	return n
+}
+
+// deliver runs one round of the dispatcher in manual mode.
+func (k *Kit) deliver(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, k.wait)
+	defer cancel()
+	n, err := eventshook.Deliver(ctx, k.Service.Dispatcher())
+	if err != nil {
+		return n, fmt.Errorf("deliveries not done after %v: %w", k.wait, err)
+	}
+	return n, nil
 }
 
 // RequireEvent waits until the receiver got a delivery, with a valid

@@ -19,8 +19,6 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/keelpay/keelpay/internal/browsertest"
 )
 
 // The checkout in headless Chromium, end to end: the page on localhost, the
@@ -198,7 +196,7 @@ func requestCount(t *testing.T, route string) int {
 }
 
 func TestBrowserSavesACardAndPays(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 
@@ -224,7 +222,7 @@ func TestBrowserSavesACardAndPays(t *testing.T) {
 	// Pay with a new card.
 	field = cardField(t, ctx)
 	typeCard(t, field, "4242 4242 4242 4242")
-	browsertest.Screenshot(t, ctx, "checkout-before-payment.png")
+	screenshot(t, ctx, "checkout-before-payment.png")
 	out = act(t, ctx, "pay")
 	require.Equal(t, "succeeded", out.Status, "%+v", out)
 	require.Equal(t, "Paid 25.00 EUR with Visa •••• 4242 ("+out.Intent+").", out.Text)
@@ -233,7 +231,7 @@ func TestBrowserSavesACardAndPays(t *testing.T) {
 	// The page shows the webhook the store received.
 	require.NoError(t, chromedp.Do(step(t, ctx), chromedp.WaitVisible(chromedp.CSS(
 		`#events li[data-type="payment_intent.succeeded"][data-object="`+out.Intent+`"]`))))
-	browsertest.Screenshot(t, ctx, "checkout-after-payment.png")
+	screenshot(t, ctx, "checkout-after-payment.png")
 	status, intent := keelpayCall(t, "GET", "/v1/payment_intents/"+out.Intent, c.srv.keys.SecretKey, nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "succeeded", intent["status"])
@@ -259,7 +257,7 @@ func TestBrowserSavesACardAndPays(t *testing.T) {
 }
 
 func TestBrowserThreeDSecure(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	for _, tc := range []struct {
 		button, status, code string
@@ -281,7 +279,7 @@ func TestBrowserThreeDSecure(t *testing.T) {
 			challenge := frame(t, ctx, func(u string) bool { return strings.HasPrefix(u, keelpayURL+"/sandbox/3ds/") })
 			require.NoError(t, chromedp.Do(step(t, challenge), chromedp.WaitVisible(chromedp.CSS(`button.`+tc.button))))
 			if tc.button == "complete" {
-				browsertest.Screenshot(t, ctx, "checkout-3ds-challenge.png")
+				screenshot(t, ctx, "checkout-3ds-challenge.png")
 			}
 			// The window fits the bank's page: not clipped, not half empty.
 			fit, err := chromedp.Run(challenge, chromedp.Evaluate[struct {
@@ -324,7 +322,7 @@ func requireFieldEmpty(t *testing.T, field context.Context) {
 }
 
 func TestBrowserSavingTheSameCardTwiceListsItOnce(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 	var ids []string
@@ -362,7 +360,7 @@ func TestBrowserSavingTheSameCardTwiceListsItOnce(t *testing.T) {
 // TestBrowserFitsA390PixelScreen: on a phone-sized screen the page does
 // not scroll sideways and a whole card number shows in the field.
 func TestBrowserFitsA390PixelScreen(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)))
 	openCheckout(t, ctx, c)
@@ -401,11 +399,11 @@ func TestBrowserFitsA390PixelScreen(t *testing.T) {
 	formHeight, err := chromedp.Run(field, chromedp.Evaluate[float64](`document.querySelector('form').getBoundingClientRect().height`))
 	require.NoError(t, err)
 	require.InDelta(t, formHeight, frameHeight, 12, "the card field's frame is %v px tall for a form of %v px", frameHeight, formHeight)
-	browsertest.Screenshot(t, ctx, "checkout-390px.png")
+	screenshot(t, ctx, "checkout-390px.png")
 }
 
 func TestBrowserDeclinedCardIsExplainedInTheBuyersLanguage(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	for _, tc := range []struct {
 		locale, label, message string
@@ -434,7 +432,7 @@ func TestBrowserDeclinedCardIsExplainedInTheBuyersLanguage(t *testing.T) {
 			require.Equal(t, "requires_payment_method", out.Status, "%+v", out)
 			require.Equal(t, "card_declined", out.Code)
 			require.Equal(t, tc.message, out.Message)
-			browsertest.Screenshot(t, ctx, "checkout-declined-"+tc.locale+".png")
+			screenshot(t, ctx, "checkout-declined-"+tc.locale+".png")
 			c.waitEvent(t, "payment_intent.payment_failed", out.Intent)
 		})
 	}
@@ -442,7 +440,7 @@ func TestBrowserDeclinedCardIsExplainedInTheBuyersLanguage(t *testing.T) {
 }
 
 func TestBrowserStorePageCannotReadTheCard(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 	// Record every message the store's page receives.
@@ -497,7 +495,7 @@ func TestBrowserStorePageCannotReadTheCard(t *testing.T) {
 // checks the card as the buyer types and the field shows its errors in
 // the buyer's words; a card the element refuses never reaches keelpay.
 func TestBrowserCardFieldValidatesAsTheBuyerTypes(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 	field := cardField(t, ctx)
@@ -618,7 +616,7 @@ addEventListener('message', e => {
 }
 
 func TestBrowserCardFieldShowsOnlyInItsPageOrigins(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	other := thirdOrigin(t)
 	session, err := c.srv.api.createCardSession(context.Background(), "cus_demo", c.url)
@@ -674,7 +672,7 @@ func TestBrowserCardFieldShowsOnlyInItsPageOrigins(t *testing.T) {
 }
 
 func TestBrowserCardFieldIgnoresMessagesFromOtherOrigins(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	other := thirdOrigin(t)
 
@@ -746,7 +744,7 @@ window.capture = () => field.capture().then(
 }
 
 func TestBrowserMessagesForTheBuyer(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := newBrowser(t, 2*time.Minute)
 	c := startCheckout(t, newClientID(t))
 	openCheckout(t, ctx, c)
 

@@ -53,6 +53,23 @@ func startReceiver(t *testing.T, path string, secrets ...string) *testReceiver {
 	if len(secrets) == 0 {
 		secrets = []string{secret}
 	}
+	tr, h := newTestReceiver(t, path, secrets)
+	srv := httptest.NewServer(h)
+	tr.url = srv.URL + "/webhooks"
+	closeDB := tr.close
+	tr.close = sync.OnceValue(func() error {
+		srv.Close()
+		return closeDB()
+	})
+	return tr
+}
+
+// newTestReceiver opens a receiver on the database file at path, verifying
+// with secrets, and returns it with its handler, for the test to serve.
+// It is closed when the test ends: tr.close waits for the processing, then
+// closes the database.
+func newTestReceiver(t *testing.T, path string, secrets []string) (*testReceiver, http.Handler) {
+	t.Helper()
 	v, err := webhooks.NewVerifier(secrets)
 	require.NoError(t, err)
 	db, err := openDB(t.Context(), path)
@@ -63,15 +80,14 @@ func startReceiver(t *testing.T, path string, secrets ...string) *testReceiver {
 		served: make(chan struct{}, 1000),
 		logs:   logs,
 	}
-	srv := httptest.NewServer(tr.r.newHandler(v, func() { tr.served <- struct{}{} }))
-	tr.url = srv.URL + "/webhooks"
 	tr.close = sync.OnceValue(func() error {
-		srv.Close()
 		tr.r.wait()
 		return db.Close()
 	})
+	// tr.stop reads tr.close when the test ends, so that startReceiver can
+	// wrap it.
 	t.Cleanup(func() { tr.stop(t) })
-	return tr
+	return tr, tr.r.newHandler(v, func() { tr.served <- struct{}{} })
 }
 
 func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "receiver.db") }
