@@ -84,7 +84,7 @@ type pause struct {
 // one PostgreSQL schema with payments streaming through two of them, and
 // pauses the third again and again: with SIGSTOP at random moments, by
 // stalling its database connections at a random moment, and by stalling
-// them just before the COMMIT of one of its delivery claims (the moment a
+// them just before the end (Sync) of one of its delivery claims' pipelines (the moment a
 // claim holds the most). The two others must deliver webhooks in every
 // second of every pause, and once the third runs again every event must
 // be delivered.
@@ -196,13 +196,11 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	moment()
 	hold("stalled connections", pauseFor, proxy.Stall, proxy.Resume)
 	moment()
-	// A payment of the paused server's own gives its dispatcher a delivery
-	// to record: the record goes with its next claim in one transaction,
-	// whose COMMIT is the one stalled. (A claim with nothing to record is
-	// one statement, with no COMMIT to stall.) It runs on its own: once
-	// the stall fires it may wait for the resume.
+	// A payment of the paused server's own gives its dispatcher deliveries
+	// to claim, and a result to record with its next claim. It runs on its
+	// own: once the stall fires it may wait for the resume.
 	nudge := func(i int) { go func() { _ = payOnce(paused, shops[2], 5000+i) }() }
-	hold("stalled before a claim's COMMIT", longPause, func() { stallInClaim(t, proxy, db, app, nudge) }, proxy.Resume)
+	hold("stalled inside a claim's transaction", longPause, func() { stallInClaim(t, proxy, db, app, nudge) }, proxy.Resume)
 
 	for _, p := range pauses {
 		counts := rec.perSecond(p.start, p.end)
@@ -258,43 +256,55 @@ func payOnce(s *started, sh shop, amount int) error {
 	return nil
 }
 
-// commitMessage is the COMMIT a client sends after a transaction's last
-// statement: a simple query message ('Q', its length, "commit\x00").
-var commitMessage = []byte("Q\x00\x00\x00\x0bcommit\x00")
+// syncMessage ends a pipeline of PostgreSQL's extended query protocol
+// ('S', its length 4). A delivery claim, with the results it records, is
+// one pipeline, which runs as one implicit transaction that the database
+// commits when it reads the Sync: until then the claim's statements have
+// run and hold the rows they leased.
+var syncMessage = []byte("S\x00\x00\x00\x04")
 
 // stallInClaim stalls the proxy in front of the server whose connections
-// carry application name app just before the COMMIT of one of its
-// delivery claims (nudge(i) makes a payment on that server, so that its
-// dispatcher records a delivery with its next claim): the claim's
-// statement has run and its transaction is open in the database, waiting
-// for a COMMIT that does not come. It
-// checks in pg_stat_activity that the transaction it stopped is a claim
-// (its last statement the claim's, whose text begins as below; the
-// database keeps only the start of a long statement's text), and tries
-// again when it stopped another.
+// carry application name app just before the Sync of one of its delivery
+// claims (nudge(i) makes a payment on that server, so that its dispatcher
+// has deliveries to claim and results to record): the claim's statement
+// has run and its transaction is open in the database, which waits for
+// the rest of the pipeline (wait event ClientRead). It checks in
+// pg_stat_activity that the statement it stopped after is a claim (of the
+// due deliveries, or of the delivery of an event the server just
+// committed; whose text begins as below, the database keeping only the
+// start of a long statement's text) that leased rows (it has a
+// transaction id), and tries again when it stopped another.
 func stallInClaim(t *testing.T, proxy *faultproxy.Proxy, db *pgx.Conn, app string, nudge func(int)) {
 	t.Helper()
-	quiet := 0
-	for i := range 20 {
-		fired := proxy.StallBefore(commitMessage)
-		nudge(i)
+	// The servers that take the payments make deliveries due all the time,
+	// which this server's dispatcher claims too: most of its pipelines are
+	// claims. Another pipeline (a sweep of a background worker) is let go
+	// and the stall armed again. A payment of its own is made only when
+	// nothing reaches the database for a while.
+	nudges, quiet := 0, 0
+	for range 100 {
+		fired := proxy.StallBefore(syncMessage) // arming again replaces the trigger
 		select {
 		case <-fired:
-		case <-time.After(10 * time.Second):
-			// The nudge's payment did not get through (answered 429 by
-			// the admission limits under a loaded machine, say): nudge
-			// again; arming again replaces the trigger.
-			if quiet++; quiet == 5 {
-				t.Fatal("the paused server sent no COMMIT after 5 payments of its own (each gives its dispatcher a delivery to record with its next claim)")
+		case <-time.After(2 * time.Second):
+			if quiet++; quiet == 10 {
+				t.Fatal("the paused server sent no pipeline's Sync after 10 payments of its own")
 			}
+			nudges++
+			nudge(nudges)
 			continue
 		}
-		var inClaim bool
-		require.NoError(t, db.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity
-			WHERE application_name = $1 AND state = 'idle in transaction'
-			AND query LIKE 'WITH RECURSIVE pending_stores%')`, app).Scan(&inClaim))
-		if inClaim {
-			return
+		// What was let through before the Sync runs in a moment.
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			var inClaim bool
+			require.NoError(t, db.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity
+				WHERE application_name = $1 AND wait_event = 'ClientRead' AND backend_xid IS NOT NULL
+				AND (query LIKE 'WITH RECURSIVE pending_stores%' OR query LIKE 'WITH c AS (%SELECT event_id FROM deliveries%'))`, app).Scan(&inClaim))
+			if inClaim {
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // polls the database's view, not background work of ours
 		}
 		proxy.Resume()
 	}
