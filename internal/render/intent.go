@@ -16,6 +16,49 @@ import (
 	"github.com/keelpay/keelpay/internal/wirejson"
 )
 
+// IntentObject is a payment intent as the API and its events show it:
+// the type an embedder decodes AppendIntent's JSON into
+// (payments.IntentObject). It is declared here, beside the one function
+// that renders an intent, and a test holds the two to each other and to
+// docs/openapi.json.
+type IntentObject struct {
+	ID                 string                      `json:"id"`
+	Object             string                      `json:"object"`
+	Status             keelpay.PaymentIntentStatus `json:"status"`
+	Amount             int64                       `json:"amount"`
+	Currency           string                      `json:"currency"`
+	ClientSecret       string                      `json:"client_secret,omitempty"`
+	Customer           keelpay.Customer            `json:"customer"`
+	Description        *string                     `json:"description"`
+	Reference          *string                     `json:"reference"`
+	Metadata           map[string]string           `json:"metadata"`
+	Billing            *keelpay.Billing            `json:"billing,omitempty"`
+	PageOrigins        []string                    `json:"page_origins"`
+	Card               *string                     `json:"card"`
+	PaymentMethod      *keelpay.PaymentMethod      `json:"payment_method"`
+	AuthorizationCode  string                      `json:"authorization_code,omitempty"`
+	OrderID            string                      `json:"order_id,omitempty"`
+	Refund             *string                     `json:"refund"`
+	SucceededAt        *string                     `json:"succeeded_at,omitempty"`
+	LastError          *keelpay.LastError          `json:"last_error,omitempty"`
+	NextAction         *keelpay.NextAction         `json:"next_action"`
+	CancellationReason string                      `json:"cancellation_reason,omitempty"`
+	VoidedCharges      []VoidedChargeObject        `json:"voided_charges,omitempty"`
+	ExpiresAt          string                      `json:"expires_at"`
+	CreatedAt          string                      `json:"created_at"`
+}
+
+// VoidedChargeObject is a charge the provider made that the service voided
+// (status voided, with voided_at) or is voiding while the money is still
+// charged (status charged, voided_at null): see keelpay.VoidedCharge.
+type VoidedChargeObject struct {
+	Attempt  string  `json:"attempt"`
+	Amount   int64   `json:"amount"`
+	Currency string  `json:"currency"`
+	Status   string  `json:"status"`
+	VoidedAt *string `json:"voided_at"`
+}
+
 // AppendIntent appends the JSON of a payment intent to b, from the intent
 // itself: it builds no wire object and formats no timestamp apart, so
 // that the answer of a read allocates nothing of its own. b may be nil.

@@ -71,9 +71,10 @@ func CardSession(s *keelpay.CardSession, personal bool) []byte {
 	return marshal(o)
 }
 
-// card is a saved card as the API and the card.created event show it. It
+// CardObject is a saved card as the API and the card.created event show
+// it, and the type an embedder decodes it into (payments.CardObject). It
 // never has the cardholder name (which is not stored).
-type card struct {
+type CardObject struct {
 	ID          string             `json:"id"`
 	Object      string             `json:"object"`
 	Customer    keelpay.Customer   `json:"customer"`
@@ -86,8 +87,8 @@ type card struct {
 	CreatedAt   string             `json:"created_at"`
 }
 
-func newCard(c *keelpay.Card) *card {
-	return &card{
+func newCard(c *keelpay.Card) *CardObject {
+	return &CardObject{
 		ID:          c.ID,
 		Object:      "card",
 		Customer:    keelpay.Customer{ID: c.CustomerID},
@@ -107,20 +108,21 @@ func Card(c *keelpay.Card) []byte { return marshal(newCard(c)) }
 
 // CardList is the JSON of a page of cards (docs/api.md, "Lists").
 func CardList(cards []*keelpay.Card, hasMore bool) []byte {
-	data := make([]*card, len(cards))
+	data := make([]*CardObject, len(cards))
 	for i, c := range cards {
 		data[i] = newCard(c)
 	}
 	return marshal(struct {
-		Object  string  `json:"object"`
-		Data    []*card `json:"data"`
-		HasMore bool    `json:"has_more"`
+		Object  string        `json:"object"`
+		Data    []*CardObject `json:"data"`
+		HasMore bool          `json:"has_more"`
 	}{"list", data, hasMore})
 }
 
-// refund is the wire form of a refund, in responses and in events. A
-// refund carries no personal data.
-type refund struct {
+// RefundObject is the wire form of a refund, in responses and in events,
+// and the type an embedder decodes it into (refunds.Object). A refund
+// carries no personal data.
+type RefundObject struct {
 	ID            string               `json:"id"`
 	Object        string               `json:"object"`
 	PaymentIntent string               `json:"payment_intent"`
@@ -137,7 +139,7 @@ type refund struct {
 
 // Refund is the JSON of refund r.
 func Refund(r *keelpay.Refund) []byte {
-	o := &refund{
+	o := &RefundObject{
 		ID:            r.ID,
 		Object:        "refund",
 		PaymentIntent: r.PaymentIntentID,

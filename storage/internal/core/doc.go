@@ -44,10 +44,17 @@
 //  3. storage/sqlite/migration/NNN_name.sql: ALTER TABLE payment_intents
 //     ADD COLUMN.
 //  4. storage/postgres/migration/NNN_name.sql: the same for PostgreSQL.
-//  5. payments: the renderer of a payment intent's JSON (IntentObject's
-//     fields in json.go and the append functions in intentjson.go count
-//     as one more file until they are one renderer).
+//  5. internal/render/intent.go: the field in AppendIntent, the one
+//     renderer of an intent's JSON, and in IntentObject beside it, the
+//     type embedders decode that JSON into.
 //  6. docs/openapi.json: the field in the PaymentIntent schema.
 //
-// A field that is not stored is listed in intentNotStored instead of 2-4.
+// A field that is not stored is listed in intentNotStored instead of 2-4;
+// one that is not shown, in internal/render's notOnWire instead of 5-6.
+// Tests fail on a field missing from any of them: TestIntentFieldsStored
+// (columns), storagetest's Fields case (values and scans, on both
+// databases), and internal/render's TestIntentFieldsAndSchema and
+// TestDecodeTypesHoldTheRendering (renderer, decode type and schema). The
+// Go client's PaymentIntent (client/objects.go) is its own type, with
+// times as time.Time, and shows a new field only once it is added there.
 package core
