@@ -15,7 +15,7 @@ func TestServicesDoNotSpeakHTTP(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command")
 	}
-	services := []string{"payments", "refunds", "stores"}
+	services := []string{"payments", "refunds", "stores", "idempotency"}
 	args := []string{"list", "-f", `{{.ImportPath}} {{join .Imports " "}}`}
 	for _, s := range services {
 		args = append(args, "github.com/keelpay/keelpay/"+s)

@@ -41,7 +41,7 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 // writeRefund writes the answer to a send of refund ref: the answer its
 // service stores with an idempotency key.
 func (a *api) writeRefund(w http.ResponseWriter, r *http.Request, ref *keelpay.Refund) {
-	a.writeObject(w, r, refunds.SendOutcome(ref).HTTPStatus(), ref, true)
+	a.writeObject(w, r, outcomeStatus(refunds.SendOutcome(ref)), ref, true)
 }
 
 func (a *api) getRefund(w http.ResponseWriter, r *http.Request, c caller) {

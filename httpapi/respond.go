@@ -157,12 +157,21 @@ func writeRendered(w http.ResponseWriter, status int, v any, personal bool) {
 
 // renderObject is the idempotency.Key's Render: the answer of a keyed
 // request, made with the secret key, is rendered as writeObject renders
-// it for the secret key.
-func renderObject(v any) ([]byte, error) {
+// it for the secret key, with the status of its outcome.
+func renderObject(o idempotency.Outcome, v any) (int, []byte, error) {
 	if !renderable(v) {
-		return nil, fmt.Errorf("httpapi: no rendering for %T", v)
+		return 0, nil, fmt.Errorf("httpapi: no rendering for %T", v)
 	}
-	return appendObject(nil, v, true), nil
+	return outcomeStatus(o), appendObject(nil, v, true), nil
+}
+
+// outcomeStatus is the status of the answer that reports a request's
+// outcome: 201 for an object it made, 200 otherwise.
+func outcomeStatus(o idempotency.Outcome) int {
+	if o == idempotency.OutcomeCreated {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }
 
 // appendObject appends the JSON of an object a service returns, rendered

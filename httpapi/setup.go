@@ -27,5 +27,5 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	setStore(r, res.Store.ID)
-	a.writeObject(w, r, res.Outcome().HTTPStatus(), res, true)
+	a.writeObject(w, r, outcomeStatus(res.Outcome()), res, true)
 }

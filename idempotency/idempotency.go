@@ -30,7 +30,6 @@ package idempotency
 
 import (
 	"errors"
-	"net/http"
 	"reflect"
 
 	"github.com/keelpay/keelpay/storage"
@@ -87,10 +86,11 @@ type Key struct {
 	// their first Step or Finish (nothing a second run of the same
 	// request would repeat).
 	Begin *storage.IdempotencyBeginParams
-	// Render renders the object a request answers with as its JSON body,
-	// without the final newline. Finish stores what it returns; the HTTP
-	// API sets it to the function it renders the same objects with.
-	Render func(v any) ([]byte, error)
+	// Render makes the answer of a request whose last change had outcome
+	// o on object v: its status and JSON body, without the final newline.
+	// Finish stores what it returns; the HTTP API sets it to the function
+	// it answers with.
+	Render func(o Outcome, v any) (status int, body []byte, err error)
 
 	began    bool // a batch that took the lock committed
 	busy     bool // a batch's take found the key held or answered
@@ -120,24 +120,16 @@ type Outcome int
 // Outcomes of a request.
 const (
 	// OutcomeChanged: the request changed (or read) an object that
-	// existed before it; HTTP 200.
+	// existed before it (the HTTP API answers 200).
 	OutcomeChanged Outcome = iota
-	// OutcomeCreated: the request made its object; HTTP 201.
+	// OutcomeCreated: the request made its object (201).
 	OutcomeCreated
 )
 
-// HTTPStatus is the status of the HTTP answer that reports o.
-func (o Outcome) HTTPStatus() int {
-	if o == OutcomeCreated {
-		return http.StatusCreated
-	}
-	return http.StatusOK
-}
-
 // Finish records in b that the request's last change committed on
-// objectID, and stores the request's answer with it: the status of o and
-// v rendered by Render, kept followed by a newline, as the HTTP API sends
-// it. Call it with the batch of the last change, with the object the
+// objectID, and stores the request's answer with it: the status and body
+// Render makes of o and v, the body kept followed by a newline, as the
+// HTTP API sends it. Call it with the batch of the last change, with the object the
 // service returns once that batch committed. Its error is Render's: the
 // batch is then not to be committed. A nil Key records nothing.
 func (k *Key) Finish(b *storage.Batch, objectID string, o Outcome, v any) error {
@@ -147,11 +139,10 @@ func (k *Key) Finish(b *storage.Batch, objectID string, o Outcome, v any) error 
 	if k.Render == nil {
 		return errors.New("idempotency: Finish of a Key without Render")
 	}
-	body, err := k.Render(v)
+	status, body, err := k.Render(o, v)
 	if err != nil {
 		return err
 	}
-	status := o.HTTPStatus()
 	body = append(body[:len(body):len(body)], '\n')
 	k.progress(b, storage.IdempotencyProgressParams{
 		StoreID: k.StoreID, Key: k.Key, LockToken: k.LockToken, RecoveryPoint: Done, ObjectID: objectID,

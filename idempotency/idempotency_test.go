@@ -49,7 +49,9 @@ func TestKeyReportsWhatCommitted(t *testing.T) {
 		begin := storage.IdempotencyBeginParams{StoreID: st.ID, Key: "k1", Fingerprint: []byte("fp"), LockToken: token,
 			LockedUntil: now.Add(time.Minute), Now: now, ExpiresAt: now.Add(time.Hour)}
 		return &idempotency.Key{StoreID: st.ID, Key: "k1", LockToken: token, Begin: &begin,
-			Render: func(v any) ([]byte, error) { return []byte(`{"id":"` + v.(string) + `"}`), nil }}
+			Render: func(o idempotency.Outcome, v any) (int, []byte, error) {
+				return 200 + int(o), []byte(`{"id":"` + v.(string) + `"}`), nil
+			}}
 	}
 
 	first := key("lock_1")
