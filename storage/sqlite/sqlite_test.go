@@ -207,7 +207,7 @@ func TestOlderPersonalDataIsSealedInPlace(t *testing.T) {
 	_, err = raw.Exec(`UPDATE card_sessions SET customer_name = ?, customer_email = ?, customer_phone = ? WHERE id = ?`,
 		customer.Name, customer.Email, customer.Phone, cs.ID)
 	require.NoError(t, err)
-	_, err = raw.Exec(`DELETE FROM ` + sqlite.MigrationsTable + ` WHERE version >= 15`)
+	_, err = raw.Exec(`DELETE FROM ` + sqlite.MigrationsTable + ` WHERE version = 15`)
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 	plain := []string{customer.Name, customer.Email, customer.Phone, billing.State, billing.PostalCode}
