@@ -5,6 +5,7 @@ import (
 
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/check"
+	"github.com/keelpay/keelpay/internal/decode"
 	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/stores"
@@ -19,7 +20,7 @@ func (a *api) createCardSession(w http.ResponseWriter, r *http.Request, c caller
 	body, err := readBody(w, r)
 	var p payments.CardSessionParams
 	if err == nil {
-		p, err = payments.DecodeCardSessionParams(body)
+		p, err = decode.CardSession(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)
@@ -47,7 +48,7 @@ func (a *api) captureCard(w http.ResponseWriter, r *http.Request, c caller) {
 	body, err := readBody(w, r)
 	var p payments.CaptureParams
 	if err == nil {
-		p, err = payments.DecodeCaptureParams(body)
+		p, err = decode.Capture(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)
@@ -74,7 +75,7 @@ func (a *api) createIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	body, err := readBody(w, r)
 	var p payments.IntentParams
 	if err == nil {
-		p, err = payments.DecodeIntentParams(body)
+		p, err = decode.Intent(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)
@@ -164,7 +165,7 @@ func (a *api) confirmIntent(w http.ResponseWriter, r *http.Request, c caller) {
 	body, err := readBody(w, r)
 	var p payments.ConfirmParams
 	if err == nil {
-		p, err = payments.DecodeConfirmParams(body, c.publishable)
+		p, err = decode.Confirm(body, c.publishable)
 	}
 	if err != nil {
 		a.writeError(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/decode"
 	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/refunds"
@@ -23,7 +24,7 @@ func (a *api) sendRefund(w http.ResponseWriter, r *http.Request, c caller) {
 	body, err := readBody(w, r)
 	var p refunds.Params
 	if err == nil {
-		p, err = refunds.DecodeParams(body)
+		p, err = decode.Refund(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)

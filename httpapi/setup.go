@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/keelpay/keelpay/internal/decode"
 	"github.com/keelpay/keelpay/stores"
 )
 
@@ -10,7 +11,7 @@ func (a *api) setup(w http.ResponseWriter, r *http.Request, c caller) {
 	body, err := readBody(w, r)
 	var p stores.SetupParams
 	if err == nil {
-		p, err = stores.DecodeSetupParams(body)
+		p, err = decode.Setup(body)
 	}
 	if err != nil {
 		a.writeError(w, r, err)

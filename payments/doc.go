@@ -58,15 +58,13 @@
 //
 // Each method judges its parameters once, with their Validate method,
 // before anything else: the first failure in the documented field order
-// is a 400 invalid_request naming the field. [DecodeIntentParams],
-// [DecodeConfirmParams], [DecodeCardSessionParams] and
-// [DecodeCaptureParams] read the JSON bodies of the HTTP API into
-// parameters; they judge only the JSON (types, required fields, unknown
-// and duplicate keys) and leave the values to Validate, which then also
-// reports a field of the wrong type in its place in the order, and judges
-// a field sent empty ("reference": "") rather than taking it as absent.
-// Parameters built in Go are judged by the same rules, an empty field
-// being an absent one.
+// is a 400 invalid_request naming the field. The HTTP API reads its JSON
+// bodies into parameters judging only the JSON (types, required fields,
+// unknown and duplicate keys), and records what it learnt in their Form;
+// Validate then also reports a field of the wrong type in its place in
+// the order, and judges a field sent empty ("reference": "") rather than
+// taking it as absent. Parameters built in Go, whose Form is nil, are
+// judged by the same rules, an empty field being an absent one.
 //
 // # Idempotency keys
 //

@@ -22,13 +22,18 @@ type CardSessionParams struct {
 	// it (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
 
-	form *wire.Form // set by the Decode function of the params
+	// Form is what keelpay's HTTP API learnt from the request's JSON body
+	// (the keys it had, a value of the wrong JSON type), for Validate to
+	// judge the fields in the documented order. Its type is internal:
+	// code outside keelpay cannot obtain one and leaves it nil, and the
+	// fields are then judged as Go values, an empty one being absent.
+	Form *wire.Form
 }
 
 // Validate checks the fields in the decided order (customer, page_origins)
 // and makes them canonical.
 func (p *CardSessionParams) Validate() error {
-	v := check.In(p.form)
+	v := check.In(p.Form)
 	validateCustomer(v, &p.Customer)
 	var origins []string
 	v.Required("page_origins", func() (err error) {
@@ -88,8 +93,9 @@ type NewCard struct {
 	Name string
 
 	digits string // Number's digits, set by validate
-	// reference: the request sent payment_method (perhaps empty), so the
-	// card is judged as a reference. Set by the decoders.
+	// reference: the request's body had payment_method (perhaps empty,
+	// or not a string), so the card is judged as a reference. Set by
+	// validate from the params' Form.
 	reference bool
 }
 
@@ -100,6 +106,9 @@ func (c *NewCard) IsReference() bool { return c.PaymentMethod != "" || c.referen
 // validate checks the card's fields in order at now: payment_method for a
 // reference; else number, exp_month, exp_year, cvc, name.
 func (c *NewCard) validate(v *check.Fields, now time.Time) {
+	if v.Present("payment_method") {
+		c.reference = true
+	}
 	if c.IsReference() {
 		v.Required("payment_method", func() error { return check.ProviderPaymentMethod(c.PaymentMethod) })
 		return
@@ -150,13 +159,18 @@ type CaptureParams struct {
 	ClientSecret string
 	Card         NewCard
 
-	form *wire.Form // set by DecodeCaptureParams
+	// Form is what keelpay's HTTP API learnt from the request's JSON body
+	// (the keys it had, a value of the wrong JSON type), for Validate to
+	// judge the fields in the documented order. Its type is internal:
+	// code outside keelpay cannot obtain one and leaves it nil, and the
+	// fields are then judged as Go values, an empty one being absent.
+	Form *wire.Form
 }
 
 // Validate checks the fields in the decided order (client_secret, then
 // payment_method, or number, exp_month, exp_year, cvc, name) at now.
 func (p *CaptureParams) Validate(now time.Time) error {
-	v := check.In(p.form)
+	v := check.In(p.Form)
 	v.Required("client_secret", func() error { return check.ClientSecret(p.ClientSecret) })
 	p.Card.validate(v, now)
 	return v.Err()
@@ -181,13 +195,18 @@ type IntentParams struct {
 	// it (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
 
-	form *wire.Form // set by the Decode function of the params
+	// Form is what keelpay's HTTP API learnt from the request's JSON body
+	// (the keys it had, a value of the wrong JSON type), for Validate to
+	// judge the fields in the documented order. Its type is internal:
+	// code outside keelpay cannot obtain one and leaves it nil, and the
+	// fields are then judged as Go values, an empty one being absent.
+	Form *wire.Form
 }
 
 // Validate checks the fields in the documented order (docs/api.md) against
 // the store's currency and makes them canonical.
 func (p *IntentParams) Validate(storeCurrency string) error {
-	v := check.In(p.form)
+	v := check.In(p.Form)
 	v.Required("amount", func() error { return check.Amount(p.Amount) })
 	var currency string
 	v.Required("currency", func() (err error) {
@@ -229,13 +248,18 @@ type ConfirmParams struct {
 	// it (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
 
-	form *wire.Form // set by the Decode function of the params
+	// Form is what keelpay's HTTP API learnt from the request's JSON body
+	// (the keys it had, a value of the wrong JSON type), for Validate to
+	// judge the fields in the documented order. Its type is internal:
+	// code outside keelpay cannot obtain one and leaves it nil, and the
+	// fields are then judged as Go values, an empty one being absent.
+	Form *wire.Form
 }
 
 // Validate checks the fields at now: client_secret and the card, or
 // payment_method; then billing.
 func (p *ConfirmParams) Validate(now time.Time) error {
-	v := check.In(p.form)
+	v := check.In(p.Form)
 	v.Optional("client_secret", p.Card == nil && p.ClientSecret == "", func() error { return check.ClientSecret(p.ClientSecret) })
 	if p.Card != nil {
 		p.Card.validate(v, now)

@@ -145,36 +145,19 @@ type Params struct {
 	// outcome (see package idempotency). nil: no key.
 	Idempotency *idempotency.Key
 
-	form *wire.Form // set by DecodeParams
-}
-
-// DecodeParams decodes the body of a refund request as the HTTP API
-// receives it (nil when empty). It judges the body's shape only: unknown
-// keys first (amount is not one: a refund is always of the whole amount),
-// then payment_intent, reason and metadata, each of its JSON type. The
-// values are judged by Validate, which Send runs, in the same order.
-func DecodeParams(body []byte) (Params, error) {
-	var p Params
-	o, err := wire.Parse(body, false)
-	if err == nil {
-		err = o.CheckUnknown("payment_intent", "reason", "metadata")
-	}
-	if err != nil {
-		return p, err
-	}
-	d := o.Decoder()
-	d.Str("payment_intent", true, &p.PaymentIntent)
-	d.Str("reason", false, &p.Reason)
-	d.StringMap("metadata", &p.Metadata, check.InvalidMetadata)
-	p.form = d.Form()
-	return p, nil
+	// Form is what keelpay's HTTP API learnt from the request's JSON body
+	// (the keys it had, a value of the wrong JSON type), for Validate to
+	// judge the fields in the documented order. Its type is internal:
+	// code outside keelpay cannot obtain one and leaves it nil, and the
+	// fields are then judged as Go values, an empty one being absent.
+	Form *wire.Form
 }
 
 // Validate checks the fields in the documented order (docs/api.md) and
 // reports the first failure as 400 invalid_request. reason has no
 // "missing" code: absent, it is 0 characters, invalid_reason.
 func (p *Params) Validate() error {
-	v := check.In(p.form)
+	v := check.In(p.Form)
 	v.Required("payment_intent", func() error { return check.RefundIntent(p.PaymentIntent) })
 	v.Required("reason", func() error { return check.RefundReason(p.Reason) })
 	v.Optional("metadata", len(p.Metadata) == 0, func() error { return check.Metadata(p.Metadata) })

@@ -137,38 +137,18 @@ type SetupParams struct {
 	// nil: no key.
 	Idempotency *idempotency.Key
 
-	form *wire.Form // set by DecodeSetupParams
-}
-
-// DecodeSetupParams decodes the body of a setup request as the HTTP API
-// receives it (nil when empty): client_id, client_secret, webhook_url,
-// rotate_webhook_secret and rotate_secret_key. It judges the body's shape
-// only (unknown keys first, then each field's JSON type and presence, in
-// that order); the values are judged by Validate, which Setup runs. The
-// caller sets StoreID, ClientAddr and Idempotency.
-func DecodeSetupParams(body []byte) (SetupParams, error) {
-	var p SetupParams
-	o, err := wire.Parse(body, false)
-	if err == nil {
-		err = o.CheckUnknown("client_id", "client_secret", "webhook_url", "rotate_webhook_secret", "rotate_secret_key")
-	}
-	if err != nil {
-		return p, err
-	}
-	d := o.Decoder()
-	d.Str("client_id", true, &p.ClientID)
-	d.Str("client_secret", true, &p.ClientSecret)
-	d.Str("webhook_url", true, &p.WebhookURL)
-	d.Boolean("rotate_webhook_secret", &p.RotateWebhookSecret)
-	d.Boolean("rotate_secret_key", &p.RotateSecretKey)
-	p.form = d.Form()
-	return p, nil
+	// Form is what keelpay's HTTP API learnt from the request's JSON body
+	// (the keys it had, a value of the wrong JSON type), for Validate to
+	// judge the fields in the documented order. Its type is internal:
+	// code outside keelpay cannot obtain one and leaves it nil, and the
+	// fields are then judged as Go values, an empty one being absent.
+	Form *wire.Form
 }
 
 // Validate checks the fields in the decided order and reports the first
 // failure as 400 invalid_request.
 func (p *SetupParams) Validate(allowInsecureWebhooks bool) error {
-	v := check.In(p.form)
+	v := check.In(p.Form)
 	v.Required("client_id", func() error { return check.ClientID(p.ClientID) })
 	v.Required("client_secret", func() error { return check.AppClientSecret(p.ClientSecret) })
 	v.Required("webhook_url", func() error { return check.WebhookURL(p.WebhookURL, allowInsecureWebhooks) })

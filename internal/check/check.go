@@ -32,6 +32,10 @@ type Fields struct {
 // values).
 func In(form *wire.Form) *Fields { return &Fields{form: form} }
 
+// Present reports whether the request's body had the top-level key name,
+// not null (false for a request given as Go values); see wire.Form.Present.
+func (v *Fields) Present(name string) bool { return v.form.Present(name) }
+
 // Err returns the first failure, or nil. A shape failure whose place no
 // rule visited is still reported.
 func (v *Fields) Err() error {

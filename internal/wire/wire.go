@@ -107,6 +107,7 @@ func (o *Object) CheckUnknown(allowed ...string) error {
 // shape with the field in whose place it counts. A nil *Form is a request
 // given as Go values: nothing was sent, nothing failed.
 type Form struct {
+	top  *Object // the body's object, for Present
 	sent map[string]bool
 	at   string
 	err  error
@@ -114,6 +115,19 @@ type Form struct {
 
 // Sent reports whether field (a path such as "billing.state") was sent.
 func (f *Form) Sent(field string) bool { return f != nil && f.sent[field] }
+
+// Present reports whether the body's object has the key name, not null,
+// whether or not it was decoded: a decoder stops at its first failure,
+// and Sent then misses the keys after it, but which keys the body had
+// still tells which form of a request it is (a card by payment_method, or
+// by its own fields).
+func (f *Form) Present(name string) bool {
+	if f == nil {
+		return false
+	}
+	raw, ok := f.top.vals[name]
+	return ok && string(raw) != "null"
+}
 
 // ErrAt returns the shape failure that counts in field's place, or nil.
 func (f *Form) ErrAt(field string) error {
@@ -141,7 +155,7 @@ type Decoder struct {
 
 // Decoder starts decoding o's fields.
 func (o *Object) Decoder() *Decoder {
-	return &Decoder{o: o, form: &Form{sent: map[string]bool{}}}
+	return &Decoder{o: o, form: &Form{top: o, sent: map[string]bool{}}}
 }
 
 // Form returns what the decoder learnt.

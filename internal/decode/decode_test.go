@@ -1,4 +1,4 @@
-package payments_test
+package decode_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/internal/decode"
 	"github.com/keelpay/keelpay/payments"
 )
 
@@ -30,7 +31,7 @@ const validCustomer = `"customer":{"id":"cus_1","name":"N","email":"a@b.example"
 
 // A decoded request is judged by Validate alone, in the documented order,
 // whatever the kind of each failure.
-func TestDecodeIntentParamsOrder(t *testing.T) {
+func TestIntentOrder(t *testing.T) {
 	for _, tc := range []struct {
 		body        string
 		field, code string
@@ -50,7 +51,7 @@ func TestDecodeIntentParamsOrder(t *testing.T) {
 		{`{"amount":1,"currency":"eur",` + validCustomer + `,"page_origins":[],"payment_method":1}`, "page_origins", "invalid_page_origins"},
 		{`{"amount":1,"currency":"eur",` + validCustomer + `,"payment_method":""}`, "payment_method", "invalid_payment_method"},
 	} {
-		p, err := payments.DecodeIntentParams([]byte(tc.body))
+		p, err := decode.Intent([]byte(tc.body))
 		if err == nil {
 			err = p.Validate("EUR")
 		}
@@ -76,7 +77,7 @@ func TestIntentParamsEmptyIsAbsent(t *testing.T) {
 	}
 }
 
-func TestDecodeConfirmParamsOrder(t *testing.T) {
+func TestConfirmOrder(t *testing.T) {
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		body        string
@@ -105,7 +106,7 @@ func TestDecodeConfirmParamsOrder(t *testing.T) {
 		if tc.body != "" {
 			body = []byte(tc.body)
 		}
-		p, err := payments.DecodeConfirmParams(body, tc.browser)
+		p, err := decode.Confirm(body, tc.browser)
 		if err == nil {
 			err = p.Validate(now)
 		}
@@ -115,7 +116,7 @@ func TestDecodeConfirmParamsOrder(t *testing.T) {
 	}
 }
 
-func TestDecodeCaptureParamsEitherForm(t *testing.T) {
+func TestCaptureEitherForm(t *testing.T) {
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	long := strings.Repeat("a", 256)
 	for _, tc := range []struct {
@@ -135,7 +136,7 @@ func TestDecodeCaptureParamsEitherForm(t *testing.T) {
 		{`{"client_secret":"s","payment_method":"pm 1"}`, "payment_method", "invalid_payment_method", true},
 		{`{"client_secret":"s","payment_method":7}`, "payment_method", "invalid_payment_method", true},
 	} {
-		p, err := payments.DecodeCaptureParams([]byte(tc.body))
+		p, err := decode.Capture([]byte(tc.body))
 		if err == nil {
 			err = p.Validate(now)
 		}

@@ -1,4 +1,24 @@
-package payments
+// Package decode reads the JSON bodies of the HTTP API's requests into
+// the params of the services (payments, refunds, stores), for httpapi.
+//
+// A decoder judges a body's shape only: unknown keys first, then the
+// documented fields in the documented order (docs/api.md), each of its
+// JSON type and, when required, present. The values are judged by the
+// params' Validate, which the service runs, in the same order and with
+// what the decoder learnt: a field of the wrong type fails in its place,
+// after a bad value of an earlier field, and a field sent empty is judged
+// as sent.
+//
+// What the decoder learnt reaches Validate through the params' Form
+// field, of the internal type *wire.Form: the decoders live outside the
+// services' packages, so the field is exported, and its type keeps it
+// keelpay's own. An embedder that calls a service directly builds the
+// params in Go, cannot obtain a Form, and leaves it nil: Validate then
+// judges the Go values, an empty field being an absent one. A card's form
+// (a reference of the provider's element, or the card's own fields)
+// follows from the keys the body had (wire.Form.Present), which Validate
+// reads from the same Form.
+package decode
 
 import (
 	"encoding/json"
@@ -7,20 +27,14 @@ import (
 	"github.com/keelpay/keelpay"
 	"github.com/keelpay/keelpay/internal/check"
 	"github.com/keelpay/keelpay/internal/wire"
+	"github.com/keelpay/keelpay/payments"
+	"github.com/keelpay/keelpay/refunds"
+	"github.com/keelpay/keelpay/stores"
 )
 
-// The decoders of the payment requests as the HTTP API receives them: the
-// JSON body (nil when empty). They judge its shape only: unknown keys
-// first, then the documented fields in the documented order (docs/api.md),
-// each of its JSON type and, when required, present. The values are judged
-// by the params' Validate, which the service runs, in the same order and
-// with what the decoder learnt: a field of the wrong type fails in its
-// place, after a bad value of an earlier field, and a field sent empty is
-// judged as sent.
-
-// DecodeCardSessionParams decodes the body of a card session request.
-func DecodeCardSessionParams(body []byte) (CardSessionParams, error) {
-	var p CardSessionParams
+// CardSession decodes the body of a card session request.
+func CardSession(body []byte) (payments.CardSessionParams, error) {
+	var p payments.CardSessionParams
 	o, err := wire.Parse(body, false)
 	if err == nil {
 		err = o.CheckUnknown("customer", "page_origins")
@@ -31,15 +45,15 @@ func DecodeCardSessionParams(body []byte) (CardSessionParams, error) {
 	d := o.Decoder()
 	decodeCustomer(d, &p.Customer)
 	d.Strings("page_origins", true, &p.PageOrigins, check.InvalidPageOrigins)
-	p.form = d.Form()
+	p.Form = d.Form()
 	return p, nil
 }
 
-// DecodeCaptureParams decodes the body of a card capture: client_secret and
+// Capture decodes the body of a card capture: client_secret and
 // either the reference of the provider's element (payment_method) or the
 // new card's fields, never both.
-func DecodeCaptureParams(body []byte) (CaptureParams, error) {
-	var p CaptureParams
+func Capture(body []byte) (payments.CaptureParams, error) {
+	var p payments.CaptureParams
 	o, err := wire.Parse(body, false)
 	if err == nil {
 		err = o.CheckUnknown("client_secret", "payment_method", "number", "exp_month", "exp_year", "cvc", "name")
@@ -54,13 +68,13 @@ func DecodeCaptureParams(body []byte) (CaptureParams, error) {
 	} else {
 		decodeCard(d, &p.Card)
 	}
-	p.form = d.Form()
+	p.Form = d.Form()
 	return p, nil
 }
 
-// DecodeIntentParams decodes the body of a payment intent request.
-func DecodeIntentParams(body []byte) (IntentParams, error) {
-	var p IntentParams
+// Intent decodes the body of a payment intent request.
+func Intent(body []byte) (payments.IntentParams, error) {
+	var p payments.IntentParams
 	o, err := wire.Parse(body, false)
 	if err == nil {
 		err = o.CheckUnknown("amount", "currency", "customer", "description", "reference", "metadata",
@@ -79,18 +93,18 @@ func DecodeIntentParams(body []byte) (IntentParams, error) {
 	decodeBilling(d, &p.Billing)
 	d.Strings("page_origins", false, &p.PageOrigins, check.InvalidPageOrigins)
 	d.Str("payment_method", false, &p.PaymentMethod)
-	p.form = d.Form()
+	p.Form = d.Form()
 	return p, nil
 }
 
-// DecodeConfirmParams decodes the body of a confirm (an empty body is {}).
+// Confirm decodes the body of a confirm (an empty body is {}).
 // From the store's server (browser false) it may give payment_method and
 // billing; from the hosted card field (browser true) client_secret and
 // either a saved card (payment_method, a card_ id), a new card captured by
 // the provider's element (payment_method, the provider's reference) or a
 // new card's fields, never two of them, and billing.
-func DecodeConfirmParams(body []byte, browser bool) (ConfirmParams, error) {
-	var p ConfirmParams
+func Confirm(body []byte, browser bool) (payments.ConfirmParams, error) {
+	var p payments.ConfirmParams
 	o, err := wire.Parse(body, true)
 	if err == nil {
 		if browser {
@@ -107,20 +121,67 @@ func DecodeConfirmParams(body []byte, browser bool) (ConfirmParams, error) {
 		d.Str("client_secret", true, &p.ClientSecret)
 		if raw, ok := d.Raw("payment_method"); ok && !savedCardRef(raw) {
 			// A reference of the provider's element: a new card.
-			p.Card = &NewCard{}
+			p.Card = &payments.NewCard{}
 			decodeReference(d, p.Card)
 		} else if ok {
 			savedCardOnly(d)
 			d.Str("payment_method", true, &p.PaymentMethod)
 		} else {
-			p.Card = &NewCard{}
+			p.Card = &payments.NewCard{}
 			decodeCard(d, p.Card)
 		}
 	} else {
 		d.Str("payment_method", false, &p.PaymentMethod)
 	}
 	decodeBilling(d, &p.Billing)
-	p.form = d.Form()
+	p.Form = d.Form()
+	return p, nil
+}
+
+// Refund decodes the body of a refund request as the HTTP API
+// receives it (nil when empty). It judges the body's shape only: unknown
+// keys first (amount is not one: a refund is always of the whole amount),
+// then payment_intent, reason and metadata, each of its JSON type. The
+// values are judged by Validate, which Send runs, in the same order.
+func Refund(body []byte) (refunds.Params, error) {
+	var p refunds.Params
+	o, err := wire.Parse(body, false)
+	if err == nil {
+		err = o.CheckUnknown("payment_intent", "reason", "metadata")
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	d.Str("payment_intent", true, &p.PaymentIntent)
+	d.Str("reason", false, &p.Reason)
+	d.StringMap("metadata", &p.Metadata, check.InvalidMetadata)
+	p.Form = d.Form()
+	return p, nil
+}
+
+// Setup decodes the body of a setup request as the HTTP API
+// receives it (nil when empty): client_id, client_secret, webhook_url,
+// rotate_webhook_secret and rotate_secret_key. It judges the body's shape
+// only (unknown keys first, then each field's JSON type and presence, in
+// that order); the values are judged by Validate, which Setup runs. The
+// caller sets StoreID, ClientAddr and Idempotency.
+func Setup(body []byte) (stores.SetupParams, error) {
+	var p stores.SetupParams
+	o, err := wire.Parse(body, false)
+	if err == nil {
+		err = o.CheckUnknown("client_id", "client_secret", "webhook_url", "rotate_webhook_secret", "rotate_secret_key")
+	}
+	if err != nil {
+		return p, err
+	}
+	d := o.Decoder()
+	d.Str("client_id", true, &p.ClientID)
+	d.Str("client_secret", true, &p.ClientSecret)
+	d.Str("webhook_url", true, &p.WebhookURL)
+	d.Boolean("rotate_webhook_secret", &p.RotateWebhookSecret)
+	d.Boolean("rotate_secret_key", &p.RotateSecretKey)
+	p.Form = d.Form()
 	return p, nil
 }
 
@@ -152,7 +213,7 @@ func decodeBilling(d *wire.Decoder, dst **keelpay.Billing) {
 // exp_year, cvc, name (the cardholder name, optional). exp_month and
 // exp_year are required integers whose every failure but absence is
 // invalid_expiry (docs/api.md, card capture).
-func decodeCard(d *wire.Decoder, dst *NewCard) {
+func decodeCard(d *wire.Decoder, dst *payments.NewCard) {
 	d.Str("number", true, &dst.Number)
 	d.Integer("exp_month", true, &dst.ExpMonth, check.InvalidExpiry)
 	d.Integer("exp_year", true, &dst.ExpYear, check.InvalidExpiry)
@@ -174,8 +235,9 @@ func savedCardRef(raw []byte) bool {
 // decodeReference decodes a new card given as the reference of the
 // provider's element: payment_method, alone (a card's own fields with it
 // are invalid_payment_method; the element took the cardholder name too).
-func decodeReference(d *wire.Decoder, dst *NewCard) {
-	dst.reference = true
+// Validate judges the card as a reference because the body had
+// payment_method, whatever its value.
+func decodeReference(d *wire.Decoder, dst *payments.NewCard) {
 	savedCardOnly(d)
 	d.Str("payment_method", true, &dst.PaymentMethod)
 }
