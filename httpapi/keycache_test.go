@@ -51,7 +51,12 @@ func TestRotatedKeyIsRefusedByEveryServerPostgreSQL(t *testing.T) {
 	waitListening(t, dbB)
 
 	clientID := "app_rotate_everywhere"
+	heardB, _ := dbB.StoreEpoch()
 	old := a.setupStore(t, clientID).str("secret_key")
+	// B hears of the new store (its epoch moves, which empties its cache)
+	// before its cache is counted on.
+	require.Eventually(t, func() bool { e, _ := dbB.StoreEpoch(); return e != heardB }, 10*time.Second, time.Millisecond,
+		"B never heard of the new store")
 	list := func(b *bundle, key string) *response {
 		return b.do(t, req{method: "GET", path: "/v1/payment_intents", key: key})
 	}
