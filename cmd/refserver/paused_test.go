@@ -105,6 +105,9 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	q := u.Query()
 	q.Set("application_name", app)
 	q.Set("idle_in_transaction_session_timeout", "60000")
+	// Statements are sent unnamed, each with its text (pgx's cache_describe), so that the
+	// proxy can tell a claim's pipeline from the others (stallInClaim).
+	q.Set("default_query_exec_mode", "cache_describe")
 	u.RawQuery = q.Encode()
 	pausedDSN, proxy := throughProxy(t, u.String())
 	paused := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", pausedDSN, "-sandbox-url", owner.url)
@@ -263,45 +266,58 @@ func payOnce(s *started, sh shop, amount int) error {
 // run and hold the rows they leased.
 var syncMessage = []byte("S\x00\x00\x00\x04")
 
+// claimText begins the text of the claim of due deliveries, which the
+// paused server sends with each claim (default_query_exec_mode=cache_describe).
+var claimText = []byte("WITH RECURSIVE pending_stores")
+
 // stallInClaim stalls the proxy in front of the server whose connections
 // carry application name app just before the Sync of one of its delivery
 // claims (nudge(i) makes a payment on that server, so that its dispatcher
 // has deliveries to claim and results to record): the claim's statement
 // has run and its transaction is open in the database, which waits for
 // the rest of the pipeline (wait event ClientRead). It checks in
-// pg_stat_activity that the statement it stopped after is a claim (of the
-// due deliveries, or of the delivery of an event the server just
-// committed; whose text begins as below, the database keeping only the
-// start of a long statement's text) that leased rows (it has a
-// transaction id), and tries again when it stopped another.
+// pg_stat_activity that the statement it stopped after is the claim
+// (whose text begins as claimText; the database keeps only the start of a
+// long statement's text) and that it leased rows (it has a transaction
+// id), and tries again when it did not.
 func stallInClaim(t *testing.T, proxy *faultproxy.Proxy, db *pgx.Conn, app string, nudge func(int)) {
 	t.Helper()
-	// The servers that take the payments make deliveries due all the time,
-	// which this server's dispatcher claims too: most of its pipelines are
-	// claims. Another pipeline (a sweep of a background worker) is let go
-	// and the stall armed again. A payment of its own is made only when
-	// nothing reaches the database for a while.
-	nudges, quiet := 0, 0
-	for range 100 {
-		fired := proxy.StallBefore(syncMessage) // arming again replaces the trigger
+	// The stall lands on the Sync of a pipeline that carries the claim's
+	// text. Each try makes a payment of this server's own first: its
+	// delivery's result rides with a later claim, whose pipeline then
+	// holds rows (the record's and the claim's). A claim that holds none
+	// (a poll that found nothing, the others having claimed it) is let go
+	// and the stall armed again.
+	quiet := 0
+	for i := range 100 {
+		fired := proxy.StallBeforeAfter(claimText, syncMessage) // arming again replaces the trigger
+		nudge(i)
 		select {
 		case <-fired:
-		case <-time.After(2 * time.Second):
-			if quiet++; quiet == 10 {
-				t.Fatal("the paused server sent no pipeline's Sync after 10 payments of its own")
+		case <-time.After(10 * time.Second):
+			// No claim came (the nudge answered 429 by the admission
+			// limits of a loaded machine, say): try again.
+			if quiet++; quiet == 5 {
+				t.Fatal("the paused server sent no claim in 50 s")
 			}
-			nudges++
-			nudge(nudges)
 			continue
 		}
 		// What was let through before the Sync runs in a moment.
 		deadline := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
-			var inClaim bool
-			require.NoError(t, db.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity
-				WHERE application_name = $1 AND wait_event = 'ClientRead' AND backend_xid IS NOT NULL
-				AND (query LIKE 'WITH RECURSIVE pending_stores%' OR query LIKE 'WITH c AS (%SELECT event_id FROM deliveries%'))`, app).Scan(&inClaim))
-			if inClaim {
+			var inClaim, heldRows bool
+			require.NoError(t, db.QueryRow(t.Context(), `SELECT coalesce(bool_or(true), false), coalesce(bool_or(backend_xid IS NOT NULL), false)
+				FROM pg_stat_activity WHERE application_name = $1 AND wait_event = 'ClientRead'
+				AND query LIKE 'WITH RECURSIVE pending_stores%'`, app).Scan(&inClaim, &heldRows))
+			if heldRows {
+				return
+			}
+			if inClaim && i >= 9 {
+				// The servers that take the payments claim every due
+				// delivery first, so this server's claims often lease
+				// nothing: after ten tries, a claim stalled with its
+				// transaction open but no rows of its own will do.
+				t.Logf("the stalled claim leased no rows (try %d)", i+1)
 				return
 			}
 			time.Sleep(20 * time.Millisecond) // polls the database's view, not background work of ours

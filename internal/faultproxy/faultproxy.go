@@ -57,10 +57,14 @@ type Proxy struct {
 	wg      sync.WaitGroup
 }
 
-// A trigger is a stall armed by StallBefore.
+// A trigger is a stall armed by StallBefore or StallBeforeAfter.
 type trigger struct {
 	pattern []byte
-	fired   chan struct{}
+	// after, when set, must have been seen (in this read or an earlier
+	// one, on any connection) before pattern counts; seen records it.
+	after []byte
+	seen  bool
+	fired chan struct{}
 }
 
 // A link is one proxied connection: the accepted client side and, once
@@ -136,9 +140,17 @@ func (p *Proxy) Resume() {
 // trigger that has not fired; a stall already in force leaves it armed
 // until after Resume.
 func (p *Proxy) StallBefore(pattern []byte) <-chan struct{} {
+	return p.StallBeforeAfter(nil, pattern)
+}
+
+// StallBeforeAfter is [Proxy.StallBefore] for the first pattern a client
+// sends after it sent after (in the same read, or a later one): a stall
+// before the end of one kind of message sequence, such as the Sync that
+// ends a pipeline holding a given statement. A nil after is StallBefore.
+func (p *Proxy) StallBeforeAfter(after, pattern []byte) <-chan struct{} {
 	fired := make(chan struct{})
 	p.mu.Lock()
-	p.trigger = &trigger{pattern: bytes.Clone(pattern), fired: fired}
+	p.trigger = &trigger{pattern: bytes.Clone(pattern), after: bytes.Clone(after), fired: fired}
 	p.mu.Unlock()
 	return fired
 }
@@ -259,10 +271,20 @@ func (p *Proxy) match(chunk []byte) (i int, tr *trigger) {
 	if p.trigger == nil || p.stalled {
 		return 0, nil
 	}
-	i = bytes.Index(chunk, p.trigger.pattern)
+	from := 0
+	if tr := p.trigger; len(tr.after) > 0 && !tr.seen {
+		a := bytes.Index(chunk, tr.after)
+		if a < 0 {
+			return 0, nil
+		}
+		tr.seen = true
+		from = a + len(tr.after)
+	}
+	i = bytes.Index(chunk[from:], p.trigger.pattern)
 	if i < 0 {
 		return 0, nil
 	}
+	i += from
 	tr, p.trigger = p.trigger, nil
 	p.stalled = true
 	return i, tr
