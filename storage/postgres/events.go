@@ -141,7 +141,7 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 	// its service clock, and then a record only waits where it could
 	// have passed over.
 	b := &pgx.Batch{}
-	for _, w := range recordWrites(results) {
+	for _, w := range q.deliveryWrites(results) {
 		b.Queue(w.sql, w.args...)
 	}
 	return q.write(ctx, func(w querier) error {
@@ -153,10 +153,10 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 // travel in front of the claim, in one pipeline (one round trip, and one
 // implicit transaction outside WithTx).
 func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimParams) ([]*storage.DeliveryJob, error) {
-	if len(p.Record) == 0 {
+	pre := q.deliveryWrites(p.Record)
+	if len(pre) == 0 {
 		return q.Queries.DeliveryClaimDue(ctx, p)
 	}
-	pre := recordWrites(p.Record)
 	p.Record = nil
 	var jobs []*storage.DeliveryJob
 	err := q.write(ctx, func(w querier) error {
@@ -171,6 +171,40 @@ func (q *queries) DeliveryClaimDue(ctx context.Context, p storage.DeliveryClaimP
 		return err
 	})
 	return jobs, err
+}
+
+// asyncCommit makes the transaction it runs in commit without waiting
+// for its WAL to reach the disk (or a synchronous standby): SET LOCAL
+// synchronous_commit = off, as a statement a pipeline can carry.
+//
+// Claims and records of deliveries commit this way when they are a
+// transaction of their own (not inside a caller's WithTx, whose other
+// writes must stay durable). Delivery is at least once, so what a crash
+// of the database can take back costs a repeat, never a loss
+// (https://www.postgresql.org/docs/15/wal-async-commit.html): the last
+// few hundred milliseconds of such commits (wal_writer_delay, three
+// times at most) may vanish, and then
+//   - a claim's lease vanishes: the delivery is due again and is claimed
+//     again, and its webhook may be sent a second time;
+//   - a recorded result vanishes: the delivery is pending again and is
+//     sent again; its attempt drops out of the history.
+//
+// Nothing else is lost. Events commit with the change they report, in
+// the change's own durable commit; and a durable commit flushes the WAL
+// of every commit before it, so a later write that read a delivery's
+// state (retention deleting an event whose delivery ended, a redelivery)
+// makes that state durable first. The database never answers a client
+// from a commit that could vanish: no API call waits on one.
+var asyncCommit = checked{sql: `SELECT set_config('synchronous_commit', 'off', true)`}
+
+// deliveryWrites returns the statements that record results. Outside
+// WithTx they commit on their own, with the claim that may follow them
+// (DeliveryClaimDue), so asyncCommit goes in front, even of no results.
+func (q *queries) deliveryWrites(results []storage.DeliveryResult) []checked {
+	if q.inTx {
+		return recordWrites(results)
+	}
+	return append([]checked{asyncCommit}, recordWrites(results)...)
 }
 
 // recordWrites returns the statements of DeliveryRecord for results.

@@ -13,8 +13,8 @@ var sqlText = func() *core.SQL {
 			WHERE status IN ('processing', 'requires_action') AND reconcile_at <> '-infinity' AND reconcile_at <= @now
 			ORDER BY reconcile_at, seq LIMIT @limit`,
 		// The counts are kept by triggers (status_counts), in a slot per
-		// connection; the unknown outcomes are among the processing
-		// intents, which the status index bounds.
+		// connection; the unknown outcomes have an index of their own
+		// (payment_intents_outcome_unknown).
 		IntentStatusCounts: `SELECT status, sum(n)::bigint FROM status_counts WHERE kind = 'payment_intent' GROUP BY status`,
 		IntentOutcomeUnknown: `SELECT count(*) FROM payment_intents
 			WHERE status = 'processing' AND last_error_code = 'outcome_unknown'`,
@@ -47,9 +47,12 @@ var sqlText = func() *core.SQL {
 			RETURNING ` + core.JobColumns,
 		DeliveryNextDue: `SELECT next_attempt_at, lease_until FROM deliveries
 			WHERE status = 'pending' ORDER BY next_attempt_at, event_id LIMIT 1`,
-		// Kept by triggers as deliveries change (status_counts).
-		DeliveryCounts: `SELECT coalesce(sum(n) FILTER (WHERE status = 'pending'), 0)::bigint,
-			coalesce(sum(n) FILTER (WHERE status = 'failed'), 0)::bigint FROM status_counts WHERE kind = 'delivery'`,
+		// Counted from the table, through the partial indexes of pending
+		// (deliveries_due) and failed (deliveries_failed) deliveries: a
+		// trigger on every delivery's insert and status change cost each
+		// payment more than a scrape's count costs.
+		DeliveryCounts: `SELECT (SELECT count(*) FROM deliveries WHERE status = 'pending'),
+			(SELECT count(*) FROM deliveries WHERE status = 'failed')`,
 		IdempotencyComplete: `UPDATE idempotency_keys SET status = @status, body = @body, locked_until = '-infinity'
 			WHERE store_id = @store_id AND key = @key AND lock_token = @lock_token AND status = 0`,
 		IdempotencyProgressDone: `UPDATE idempotency_keys
