@@ -13,7 +13,8 @@
 #   CREATE EXTENSION pg_stat_statements;
 # Without it the statements table is left out.
 # Usage: bash bench/pgstatements.sh   (DUR=10s CONN=50; BIN=path runs that
-# build of ./cmd/refserver instead of building one)
+# build of ./cmd/refserver instead of building one; POOL=n gives the server
+# a pool of n connections instead of its default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -40,7 +41,8 @@ go build -o "$work/receiver" ./bench/receiver
 RCV=$(listening "$work/receiver.out")
 psql -q "$PG" -c "CREATE SCHEMA $schema" >/dev/null
 sep='?'; [[ $PG == *\?* ]] && sep='&'
-"$BIN" -addr 127.0.0.1:0 -db "$PG${sep}search_path=$schema" -sandbox-db "$work/sandbox.db" >"$work/s.out" 2>"$work/s.log" &
+pool=""; [ -n "${POOL:-}" ] && pool="&pool_max_conns=$POOL"
+"$BIN" -addr 127.0.0.1:0 -db "$PG${sep}search_path=$schema$pool" -sandbox-db "$work/sandbox.db" >"$work/s.out" 2>"$work/s.log" &
 PID=$!
 URL=$(listening "$work/s.out"); ready "$URL/healthz"
 read -r SK CARD CUR _ _ <<<"$(setup "$URL" stmts)"
@@ -80,7 +82,7 @@ tables >"$work/t1"; indexes >"$work/i1"; funcs >"$work/f1"
 n=$(echo "$line" | awk '{print $2}')
 rate=$(echo "$line" | awk '{printf "%.0f", $2 / $6}')
 hz=$(getconf CLK_TCK)
-echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; PostgreSQL $(psql -Atq "$PG" -c 'show server_version'); $n keyed payments in $DUR, $rate /s, $CONN connections"
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; PostgreSQL $(psql -Atq "$PG" -c 'show server_version'); $n keyed payments in $DUR, $rate /s, $CONN connections, pool ${POOL:-default}"
 echo "== per payment: PostgreSQL CPU $(( (d1 - d0) * 1000000 / hz / n )) µs, server CPU $(( (s1 - s0) * 1000000 / hz / n )) µs, WAL $(( (wal1 - wal0) / n )) bytes"
 if [ "$stmts" = 1 ]; then
   echo

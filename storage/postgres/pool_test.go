@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -100,4 +102,32 @@ func TestReplicationOfALoneServer(t *testing.T) {
 	r := db.Replication()
 	require.Zero(t, r.Standbys, "%+v", r)
 	require.False(t, r.Waits, "%+v", r)
+}
+
+// TestPoolSizeDefault: a pool keelpay opens holds MaxConnsDefault
+// connections (or one per CPU, when there are more), unless the DSN's
+// pool_max_conns or Config.MaxConns says otherwise.
+func TestPoolSizeDefault(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := postgrestest.DSN(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	for _, c := range []struct {
+		name string
+		dsn  string
+		max  int32
+		want int32
+	}{
+		{"default", dsn, 0, int32(max(postgres.MaxConnsDefault, runtime.NumCPU()))},
+		{"DSN", dsn + sep + "pool_max_conns=3", 0, 3},
+		{"Config", dsn + sep + "pool_max_conns=3", 5, 5},
+	} {
+		db, err := postgres.Open(ctx, postgres.Config{DSN: c.dsn, MaxConns: c.max, Keyring: keyringtest.Keyring(), Schema: postgrestest.NewSchema(t)})
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.want, postgres.Pool(db).Config().MaxConns, c.name)
+		require.NoError(t, db.Close())
+	}
 }
