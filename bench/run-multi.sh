@@ -176,6 +176,6 @@ for n in $SERVERS; do
 done
 for n in $SERVERS; do
   k=postgres-$n
-  python3 -c 'import sys; p, s, d, sd, dm, n, p1 = sys.argv[1:]; print("postgres-%s: payments %.2f of SQLite, %.2f of one server; deliveries %.2f of one server; %s ms of database CPU per payment" % (n, float(p) / float(s), float(p) / float(p1), float(d) / float(sd), dm))' \
+  python3 -c 'import sys; p, s, d, sd, dm, n, p1 = sys.argv[1:]; print("postgres-%s: payments %.2f of SQLite, %.2f of one server; deliveries %.2f of one server; %s ms of database CPU per payment: one database core carries %.0f payments/s" % (n, float(p) / float(s), float(p) / float(p1), float(d) / float(sd), dm, 1000 / max(float(dm), 1e-9)))' \
     "${RESULT_PAY[$k]}" "${RESULT_PAY[sqlite-1]}" "${RESULT_DEL[$k]}" "${RESULT_DEL[postgres-1]:-${RESULT_DEL[$k]}}" "${RESULT_DBMS[$k]}" "$n" "${RESULT_PAY[postgres-1]:-${RESULT_PAY[$k]}}"
 done
