@@ -100,3 +100,25 @@ func check(t *testing.T, data []byte) {
 		}
 	}
 }
+
+// The body of bench/pay.lua's create.
+var payBody = []byte(`{"amount":2500,"currency":"EUR","customer":{"id":"cus_bench","name":"Bench Buyer",` +
+	`"email":"bench@shop.example","phone":"+358401234567"},"payment_method":"card_0123456789abcdef"}`)
+
+func BenchmarkParseObject(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseObject(payBody, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseObjectDecoder(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decoderParse(payBody, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
