@@ -215,13 +215,30 @@ func (kr *Keyring) Has(id string) bool { _, ok := kr.aeads[id]; return ok }
 
 // Seal encrypts plaintext under the current key, bound to aad.
 func (kr *Keyring) Seal(plaintext, aad []byte) string {
+	return string(kr.SealBytes(plaintext, aad))
+}
+
+// SealBytes is Seal returning the sealed value's bytes, in a single
+// allocation: for callers that store bytes (a stored response body is
+// sealed on every keyed request).
+func (kr *Keyring) SealBytes(plaintext, aad []byte) []byte {
 	aead := kr.aeads[kr.current]
-	buf := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
+	raw := aead.NonceSize() + len(plaintext) + aead.Overhead()
+	text := len(Prefix) + len(kr.current) + 1 + base64.RawURLEncoding.EncodedLen(raw)
+	// One buffer: the text form at its head, and behind it the nonce,
+	// ciphertext and tag it encodes (unused once encoded).
+	out := make([]byte, text+raw)
+	buf := out[text:text:len(out)]
+	buf = buf[:aead.NonceSize()]
 	if _, err := rand.Read(buf); err != nil {
 		panic("keyring: no randomness: " + err.Error())
 	}
 	buf = aead.Seal(buf, buf, plaintext, aad)
-	return Prefix + kr.current + ":" + base64.RawURLEncoding.EncodeToString(buf)
+	n := copy(out, Prefix)
+	n += copy(out[n:], kr.current)
+	out[n] = ':'
+	base64.RawURLEncoding.Encode(out[n+1:text], buf)
+	return out[:text:text]
 }
 
 // Errors of Open.

@@ -187,7 +187,7 @@ func (c Codec) SealBody(storeID, key string, body []byte) []byte {
 	if len(body) == 0 {
 		return []byte{}
 	}
-	return []byte(c.Seal(IdempotencyBody, string(body), storeID, key))
+	return c.KR.SealBytes(body, aad(IdempotencyBody, []string{storeID, key}))
 }
 
 // OpenBody opens a body SealBody made.
