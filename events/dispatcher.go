@@ -192,6 +192,7 @@ type Dispatcher struct {
 	limits  *storeLimits
 	tracer  trace.Tracer // nil: no spans
 	hooks   hooks
+	rides   rides
 }
 
 // NewDispatcher validates cfg, fills in its defaults and returns a
@@ -233,6 +234,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		wake:   make(chan struct{}, 1),
+		rides:  rides{jobs: make(chan committed, cfg.Concurrency)},
 		limits: newStoreLimits(cfg.PerStoreStart, cfg.PerStore, cfg.Logger),
 		tracer: tracing.Tracer(cfg.TracerProvider),
 	}

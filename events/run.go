@@ -83,6 +83,9 @@ type drive struct {
 type committed struct {
 	jobs []*storage.DeliveryJob
 	want int
+	// start and end, for a ride with a tracer, are when it was reserved
+	// and when its commit ended: its span's times.
+	start, end time.Time
 }
 
 func (d *Dispatcher) newLoop(ctx context.Context) *loop {
@@ -99,6 +102,10 @@ func (d *Dispatcher) newLoop(ctx context.Context) *loop {
 	if d.hooks.drive != nil {
 		l.news, l.wake = 0, nil
 		l.timer.Stop()
+	} else {
+		d.rides.mu.Lock()
+		d.rides.open, d.rides.used = true, 0
+		d.rides.mu.Unlock()
 	}
 	return l
 }
@@ -113,22 +120,33 @@ func (l *loop) idle() bool {
 // results to record, or free slots and news to claim for. Results
 // recorded free their stores' caps, so they go with the claim. A second
 // commit beside one under way is only for news.
+//
+// The free slots are those neither the loop nor a ride (see rides) took;
+// the slots a commit reserves are published under the rides' lock before
+// it is released, so that a ride does not take them too.
 func (l *loop) submitDue() bool {
-	free := l.d.cfg.Concurrency - l.held - l.reserved
+	r := &l.d.rides
+	r.mu.Lock()
+	free := l.d.cfg.Concurrency - l.held - l.reserved - r.riding - l.d.rideShare()
 	claim := free > 0 && (l.news > l.seen || l.more || len(l.batch) > 0)
+	want, due := 0, false
 	switch {
 	case l.pending == 0 && (claim || len(l.batch) > 0):
-		want := 0
 		if claim {
 			want = min(free, l.d.cfg.ClaimBatch)
 		}
-		l.submit(want)
-		return true
+		due = true
 	case l.pending == 1 && free > 0 && l.news > l.seen:
-		l.submit(min(free, l.d.cfg.ClaimBatch))
-		return true
+		want, due = min(free, l.d.cfg.ClaimBatch), true
 	}
-	return false
+	if due {
+		r.used = l.held - len(l.batch) + l.reserved + want
+	}
+	r.mu.Unlock()
+	if due {
+		l.submit(want)
+	}
+	return due
 }
 
 // wait blocks until something changes: a commit returns, a result
@@ -158,6 +176,8 @@ func (l *loop) wait() {
 		if l.pending == 0 {
 			l.linger()
 		}
+	case c := <-l.d.rides.jobs:
+		l.ride(c)
 	case <-l.wake:
 		l.news++
 	case <-l.timer.C:
@@ -194,7 +214,7 @@ func (l *loop) submit(want int) {
 	}
 	l.reserved += want
 	l.pending++
-	go func() { l.commits <- committed{l.d.commit(l.ctx, rs, want), want} }()
+	go func() { l.commits <- committed{jobs: l.d.commit(l.ctx, rs, want), want: want} }()
 }
 
 // done takes a finished commit: its claimed jobs start.
@@ -205,6 +225,31 @@ func (l *loop) done(c committed) {
 	if c.want > 0 && len(c.jobs) == c.want {
 		l.more = true
 	}
+	l.publish(0)
+}
+
+// ride takes the jobs of a ride: they start, and the slots it reserved
+// become the loop's.
+func (l *loop) ride(c committed) {
+	l.d.traceRide(l.ctx, c)
+	l.start(c.jobs)
+	if c.want > 0 && len(c.jobs) == c.want {
+		l.more = true
+	}
+	l.publish(c.want)
+}
+
+// publish tells the rides the slots the loop holds now, and ends the
+// reservation of a ride whose jobs it took (want, its slots; 0 for none).
+func (l *loop) publish(want int) {
+	r := &l.d.rides
+	r.mu.Lock()
+	if want > 0 {
+		r.riding -= want
+		r.out--
+	}
+	r.used = l.held + l.reserved
+	r.mu.Unlock()
 }
 
 // collect moves the results already sent into the batch, without
@@ -232,6 +277,9 @@ func (l *loop) linger() {
 		case <-l.wake:
 			l.news++
 			return
+		case c := <-l.d.rides.jobs:
+			l.ride(c)
+			return
 		case <-l.lingerT.C:
 			return
 		case <-l.ctx.Done():
@@ -243,8 +291,23 @@ func (l *loop) linger() {
 // drain stops the loop: no more claims. What commits under way claimed
 // is attempted, and every attempt is recorded.
 func (l *loop) drain() {
-	for l.pending > 0 {
-		l.done(<-l.commits)
+	r := &l.d.rides
+	r.mu.Lock()
+	r.open = false
+	r.mu.Unlock()
+	for {
+		r.mu.Lock()
+		out := r.out
+		r.mu.Unlock()
+		if l.pending == 0 && out == 0 {
+			break
+		}
+		select {
+		case c := <-l.commits:
+			l.done(c)
+		case c := <-r.jobs:
+			l.ride(c)
+		}
 	}
 	for l.held > len(l.batch) {
 		l.batch = append(l.batch, <-l.results)

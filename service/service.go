@@ -89,6 +89,13 @@ func New(cfg Config) (*Service, error) {
 	if err := s.newParts(cfg, committed); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
+	// A storage that can claim deliveries in the commit of an event
+	// (storage/sqlite) does it for this dispatcher: the webhook leaves
+	// when the event commits, not after a claim committed behind the
+	// writes that came meanwhile.
+	if c, ok := untraced.Storage.(storage.CommitClaimer); ok {
+		c.SetCommitClaim(s.dispatcher.CommitClaim())
+	}
 	// The provider's notifications (a 3D Secure answer, an outcome that
 	// became known) go to this service's payments, wired once here.
 	if n, ok := untraced.Provider.(provider.Notifier); ok {

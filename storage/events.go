@@ -135,6 +135,32 @@ type DeliveryRedeliverManyParams struct {
 	Now time.Time
 }
 
+// A CommitClaimer is a Storage that can claim due deliveries inside the
+// commit of a transaction that inserted events, so that their webhooks
+// leave as soon as that commit is made instead of after a claim of their
+// own, which would commit later, behind the writes that arrived
+// meanwhile (storage/sqlite, whose one writer commits the transactions
+// waiting for it together). The claim is an ordinary DeliveryClaimDue
+// with the parameters the CommitClaim gives: the same leases, per-store
+// caps and order; it commits, or not, with the transaction it rides on.
+type CommitClaimer interface {
+	// SetCommitClaim installs c (nil removes it); one at a time.
+	SetCommitClaim(c CommitClaim)
+}
+
+// CommitClaim is what a dispatcher gives a CommitClaimer. Both methods
+// are called by the storage's writer, inside a commit, and must not
+// block nor touch the storage.
+type CommitClaim interface {
+	// Reserve returns the parameters of a claim made now, in a
+	// transaction that inserted events, or ok false to claim nothing.
+	Reserve() (p DeliveryClaimParams, ok bool)
+	// Claimed is called once for each Reserve that returned ok, when the
+	// transaction ended: jobs are the deliveries it leased, nil when
+	// the claim failed or the transaction did not commit.
+	Claimed(p DeliveryClaimParams, jobs []*DeliveryJob)
+}
+
 // DeliveryQueries claims due deliveries and records their attempts.
 type DeliveryQueries interface {
 	// DeliveryClaimDue leases pending deliveries whose next attempt is due

@@ -5,7 +5,10 @@
 // payment survives a power cut. Writes go through one connection owned by
 // one goroutine that commits the transactions waiting for it together
 // (group commit: each keeps its own savepoint, all share one fsync); reads
-// use a separate pool and never wait behind writes.
+// use a separate pool and never wait behind writes. A batch that inserted
+// an event also claims due deliveries for the dispatcher that installed
+// its claim ([DB.SetCommitClaim]; service.New does), in the same commit,
+// so that a webhook leaves when its event commits.
 //
 // Open a file with [Open] and a [Config]; the [DB] it returns is a
 // [github.com/keelpay/keelpay/storage.Storage] to hand to the services:

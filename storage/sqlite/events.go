@@ -314,3 +314,19 @@ func (q *queries) DeliveryRecord(ctx context.Context, results []storage.Delivery
 		return mapErr(err)
 	})
 }
+
+// EventInsert implements storage.Executor. The batch that commits the
+// event claims due deliveries in its commit, when a CommitClaim is
+// installed (claimInBatch).
+func (q *queries) EventInsert(ctx context.Context, e *keelpay.Event) error {
+	if q.w == nil {
+		return q.db.WithTx(ctx, func(ctx context.Context, tx storage.Executor) error {
+			return tx.EventInsert(ctx, e)
+		})
+	}
+	if err := q.Queries.EventInsert(ctx, e); err != nil {
+		return err
+	}
+	q.db.eventsWritten++
+	return nil
+}

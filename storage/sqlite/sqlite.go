@@ -102,6 +102,37 @@ type DB struct {
 	epoch         *fileEpoch
 	epochKey      string
 	storesWritten bool
+
+	// claim is the CommitClaim installed (SetCommitClaim). eventsWritten
+	// counts the events inserted by the batch being committed, and ride
+	// is the claim made in it; only the writer goroutine touches them.
+	claim         atomic.Pointer[commitClaim]
+	eventsWritten int
+	ride          *rideClaim
+}
+
+// commitClaim holds a storage.CommitClaim for an atomic.Pointer.
+type commitClaim struct{ c storage.CommitClaim }
+
+// rideClaim is a claim made in the batch being committed.
+type rideClaim struct {
+	c    storage.CommitClaim
+	p    storage.DeliveryClaimParams
+	jobs []*storage.DeliveryJob
+}
+
+var _ storage.CommitClaimer = (*DB)(nil)
+
+// SetCommitClaim implements storage.CommitClaimer: each batch of
+// transactions that inserted an event claims due deliveries with c before
+// it commits (see commitTogether), so that the dispatcher gets them when
+// the batch has committed, not one commit later.
+func (db *DB) SetCommitClaim(c storage.CommitClaim) {
+	if c == nil {
+		db.claim.Store(nil)
+		return
+	}
+	db.claim.Store(&commitClaim{c})
 }
 
 // Stats returns the transactions and commits made since Open. The writer
@@ -360,6 +391,7 @@ func (db *DB) commitTogether(batch []*txRequest) (rest []*txRequest, ok bool) {
 	}
 	q := newQueries(db, w, w)
 	n := 0
+	db.eventsWritten = 0
 	for i, req := range batch {
 		if err := req.ctx.Err(); err != nil {
 			req.err = err
@@ -386,8 +418,78 @@ func (db *DB) commitTogether(batch []*txRequest) (rest []*txRequest, ok bool) {
 		}
 		n++
 	}
+	if n > 0 && db.eventsWritten > 0 && !db.claimInBatch(q) {
+		// The claim left the transaction unusable: everything runs
+		// again, in savepoints, without it.
+		_, _ = w.ExecContext(ctx, "ROLLBACK")
+		var canceled []*txRequest
+		for _, req := range batch {
+			if req.err != nil {
+				canceled = append(canceled, req)
+			} else {
+				rest = append(rest, req)
+			}
+		}
+		db.finish(canceled, nil)
+		return rest, false
+	}
 	db.commit(batch, n)
 	return nil, true
+}
+
+// claimInBatch claims due deliveries with the installed CommitClaim, if
+// any, in the transaction of the batch being committed (q), after its
+// transactions, one of which inserted an event: the claim commits with
+// them, and the dispatcher gets its jobs once they have committed
+// (endRide), without a commit of its own behind the next batch. The claim
+// runs in a savepoint, so that its failure costs the batch nothing but
+// the claim; the dispatcher's own claim, woken by the event, then takes
+// the deliveries. It returns false only when the transaction can no
+// longer be used.
+func (db *DB) claimInBatch(q *queries) bool {
+	cc := db.claim.Load()
+	if cc == nil {
+		return true
+	}
+	p, ok := cc.c.Reserve()
+	if !ok {
+		return true
+	}
+	ctx := context.Background()
+	w := db.wc
+	if _, err := w.ExecContext(ctx, "SAVEPOINT claim"); err != nil {
+		cc.c.Claimed(p, nil)
+		return true
+	}
+	jobs, err := q.DeliveryClaimDue(ctx, p)
+	if err != nil {
+		cc.c.Claimed(p, nil)
+		if _, err := w.ExecContext(ctx, "ROLLBACK TO claim"); err != nil {
+			return false
+		}
+		_, err = w.ExecContext(ctx, "RELEASE claim")
+		return err == nil
+	}
+	if _, err := w.ExecContext(ctx, "RELEASE claim"); err != nil {
+		cc.c.Claimed(p, nil)
+		return false
+	}
+	db.ride = &rideClaim{c: cc.c, p: p, jobs: jobs}
+	return true
+}
+
+// endRide hands the claim made in the batch, if any, to its CommitClaim:
+// its jobs when the batch committed, nothing otherwise.
+func (db *DB) endRide(committed bool) {
+	r := db.ride
+	if r == nil {
+		return
+	}
+	db.ride = nil
+	if !committed {
+		r.jobs = nil
+	}
+	r.c.Claimed(r.p, r.jobs)
 }
 
 // commitSavepoints runs each transaction of batch in a savepoint of its
@@ -441,16 +543,19 @@ func (db *DB) commit(batch []*txRequest, ok int) {
 	w := db.wc
 	if ok == 0 {
 		_, err := w.ExecContext(ctx, "ROLLBACK")
+		db.endRide(false)
 		db.finish(batch, mapErr(err))
 		return
 	}
 	if _, err := w.ExecContext(ctx, "COMMIT"); err != nil {
 		_, _ = w.ExecContext(ctx, "ROLLBACK")
+		db.endRide(false)
 		db.finish(batch, mapErr(err))
 		return
 	}
 	db.txs.Add(int64(ok))
 	db.commits.Add(1)
+	db.endRide(true)
 	db.finish(batch, nil)
 }
 
