@@ -124,7 +124,9 @@ type PaymentQueries interface {
 	// notifications, which name only the merchant and the attempt.
 	PaymentIntentGetByAttempt(ctx context.Context, attemptID string) (*keelpay.PaymentIntent, error)
 	// PaymentIntentUpdate writes pi (every field but ID, StoreID,
-	// CreatedAt and ClientSecret, which never change) when the stored version is still expectedVersion, and
+	// CreatedAt, ClientSecret and Customer, which an update never changes:
+	// only CustomerErase empties the customer's personal data) when the
+	// stored version is still expectedVersion, and
 	// sets pi.Version to expectedVersion+1. ErrConflict when the version
 	// moved, ErrNotFound when the store has no such intent. The version
 	// check is what lets only one of several concurrent confirms record an

@@ -87,7 +87,7 @@ func roundTrip[T any](t *testing.T, step string, want *T, write func(*T) error, 
 // value: a column whose value and destination disagree, or a field that
 // no column stores, fails here. An update writes every field but the
 // record's identity and what it never changes (its creation, an intent's
-// client secret, a refund's intent).
+// client secret and customer, a refund's intent).
 func testFields(t *testing.T, newStorage NewStorage) {
 	ctx := context.Background()
 	db := newStorage(t)
@@ -99,10 +99,19 @@ func testFields(t *testing.T, newStorage NewStorage) {
 		get := func() (*keelpay.PaymentIntent, error) { return db.PaymentIntentGet(ctx, s.ID, pi.ID) }
 		roundTrip(t, "insert", pi, func(pi *keelpay.PaymentIntent) error { return db.PaymentIntentInsert(ctx, pi) }, get)
 		next := filled(f, func(n *keelpay.PaymentIntent) {
-			n.ID, n.StoreID, n.CreatedAt, n.ClientSecret = pi.ID, pi.StoreID, pi.CreatedAt, pi.ClientSecret
+			n.ID, n.StoreID, n.CreatedAt, n.ClientSecret, n.Customer = pi.ID, pi.StoreID, pi.CreatedAt, pi.ClientSecret, pi.Customer
 		})
 		roundTrip(t, "update", next, func(n *keelpay.PaymentIntent) error { return db.PaymentIntentUpdate(ctx, n, pi.Version) }, get)
 		require.Equal(t, pi.Version+1, next.Version)
+
+		// The customer is the create's: an update does not write it.
+		other := *next
+		other.Customer = keelpay.Customer{ID: "cus_other", Name: "Other Name", Email: "other@example.com", Phone: "+15550000000"}
+		require.NoError(t, db.PaymentIntentUpdate(ctx, &other, next.Version))
+		got, err := get()
+		require.NoError(t, err)
+		require.Equal(t, pi.Customer, got.Customer, "an update wrote the customer")
+		require.Equal(t, other.Version, got.Version)
 	})
 
 	t.Run("Refund", func(t *testing.T) {

@@ -102,15 +102,16 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
-// The update of an intent sets every column but its identity, creation
-// and client secret, and finds the row by id, store and version.
+// The update of an intent sets every column but its identity, creation,
+// client secret and customer (set by the create, emptied only by an
+// erasure), and finds the row by id, store and version.
 func TestIntentUpdate(t *testing.T) {
 	s := adapterSQL()
 	if err := s.Standard(testDialect{}); err != nil {
 		t.Fatal(err)
 	}
 	n := len(updateParams(&intentTable))
-	if want := len(intentTable.cols) - 4 + 3; n != want {
+	if want := len(intentTable.cols) - 8 + 3; n != want {
 		t.Fatalf("%d parameters, want %d", n, want)
 	}
 	set, where, ok := strings.Cut(s.intentUpdate, "WHERE")
@@ -120,7 +121,7 @@ func TestIntentUpdate(t *testing.T) {
 	set = strings.TrimPrefix(strings.TrimSpace(set), "UPDATE payment_intents SET ")
 	for _, a := range strings.Split(set, ",") {
 		switch col, _, _ := strings.Cut(strings.TrimSpace(a), " = "); col {
-		case "id", "store_id", "created_at", "client_secret":
+		case "id", "store_id", "created_at", "client_secret", "customer_id", "customer_name", "customer_email", "customer_phone":
 			t.Errorf("sets %s", col)
 		}
 	}
