@@ -84,16 +84,14 @@ type Config struct {
 	// MaxConns is the most connections the pool opens. Default: the DSN's
 	// pool_max_conns, else max(MaxConnsDefault, runtime.NumCPU()).
 	//
-	// A payment spends most of its database time waiting for its commits
-	// to be flushed, not using the database's CPU, so a pool of as many
-	// connections as the payment requests the server lets in at once (the
-	// reference server's admission limit is 8) keeps the database busy
-	// where pgxpool's own default, 4 on two cores, left it waiting: on two
-	// cores, keyed payments ran at about 1.5 to 2 times the rate with 8
-	// connections as with 4, and no faster with 16 (bench/pgstatements.sh
-	// with POOL=4, 8 and 16). For a fleet, the database's max_connections
-	// must hold every server's pool, the listener's connection of each,
-	// and room for the operators.
+	// A payment spends much of its database time waiting for its commits
+	// to be flushed, not using the database's CPU, so 8 connections keep
+	// a database of two cores busy where pgxpool's own default, 4 there,
+	// left it waiting: keyed payments ran at about 1.5 to 2 times the rate
+	// with 8 connections as with 4, and no faster with 16
+	// (bench/pgstatements.sh with POOL=4, 8 and 16). For a fleet, the
+	// database's max_connections must hold every server's pool, the
+	// listener's connection of each, and room for the operators.
 	MaxConns int32
 	// Schema, when set, is the only schema on the search_path of every
 	// connection: keelpay's tables are created and used there. It must
