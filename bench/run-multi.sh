@@ -91,7 +91,7 @@ print("%.0f %d %.1f %.0f %.0f %.2f %.2f" % (ok / secs, bad, p99, 100 * (1 - (i1 
 config() {
   local name=$1 db=$2 n=$3
   local owner i url
-  "$work/refserver" -addr 127.0.0.1:0 -db "$db" >"$work/$name-0.out" 2>"$work/$name-0.log" &
+  "$work/refserver" -addr 127.0.0.1:0 -db "$db" -sandbox-db "$work/$name.sandbox.db" >"$work/$name-0.out" 2>"$work/$name-0.log" &
   PIDS=($!)
   owner=$(listening "$work/$name-0.out")
   ready $owner/healthz

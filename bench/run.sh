@@ -350,7 +350,8 @@ goal("PostgreSQL round trips and commits per payment", "≤ 4 and ≤ 3", "%.1f 
 goal("PostgreSQL's CPU per payment", "≤ 1,200 µs", "{:,.0f} µs".format(med["pg_pay_dbcpu"]), med["pg_pay_dbcpu"] <= 1200)
 goal("SQLite payments, of the durable insert", "≥ 0.75", "%.2f" % mr("sq_pay", "anchor_post"), mr("sq_pay", "anchor_post") >= 0.75)
 # 1,795 µs: the keyed SQLite payment's server CPU when the goal was set
-# (bench/ab-pay.sh on the build of 2026-11-26).
+# (bench/ab-pay.sh on the build of 2026-11-26, on that day's machine; on
+# another machine, compare with that build in one bench/ab-pay.sh run).
 goal("SQLite server CPU per keyed payment, half of 1,795 µs", "≤ 898 µs", "{:,.0f} µs".format(med["sq_pay_idem_cpu"]), med["sq_pay_idem_cpu"] <= 898)
 goal("keyed payments, of unkeyed (SQLite)", "≥ 0.90", "%.2f" % mr("sq_pay_idem", "sq_pay"), mr("sq_pay_idem", "sq_pay") >= 0.9)
 goal("read of an intent, of the bare read; its CPU", "≥ 0.90; ≥ 0.85", "%.2f; %.2f" % (mr("sq_get", "anchor_get"), mr("anchor_get_cpu", "sq_get_cpu")),
