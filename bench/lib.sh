@@ -21,6 +21,15 @@ cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14+$15)/t}' /proc/$1/stat; }
 # counter URL NAME: a counter of the server's /metrics.
 counter() { curl -sf "$1/metrics" | awk -v n="$2" '$1 == n { printf "%d\n", $2 }'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
+# quiet [MS]: waits until the receiver at $RCV has had no request for MS
+# milliseconds (1500).
+quiet() {
+  while :; do
+    last=$(curl -sf "$RCV/control/stats" | json 'd["last_request"]')
+    [ $(( ($(date +%s%N) - last) / 1000000 )) -ge "${1:-1500}" ] && return
+    sleep 0.3
+  done
+}
 
 # setup URL NAME [SECRET...]: a store of the server at URL whose webhooks
 # go to the receiver at $RCV, and a saved 4242 card; the receiver learns

@@ -46,13 +46,6 @@ pool=""; [ -n "${POOL:-}" ] && pool="&pool_max_conns=$POOL"
 PID=$!
 URL=$(listening "$work/s.out"); ready "$URL/healthz"
 read -r SK CARD CUR _ _ <<<"$(setup "$URL" stmts)"
-quiet() {
-  while :; do
-    last=$(curl -sf "$RCV/control/stats" | json 'd["last_request"]')
-    [ $(( ($(date +%s%N) - last) / 1000000 )) -ge 1500 ] && return
-    sleep 0.3
-  done
-}
 run() { wrk -t2 -c"$CONN" -d"$1" -s bench/pay.lua "$URL" -- "$SK" "$CARD" "$CUR" idem | tail -n1; }
 
 run 3s >/dev/null; quiet
@@ -62,7 +55,7 @@ psql -Atq "$PG" -c "SELECT pg_stat_statements_reset()" >/dev/null 2>&1 && stmts=
 tables() {
   psql -Atq -F' ' "$PG" -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables WHERE schemaname = '$schema' ORDER BY relname"
 }
-sleep 1  # table counters reach the statistics views within PGSTAT_MIN_INTERVAL (1 s)
+sleep 11  # the warm-up's counters reach the statistics views (backends flush within 10 s of going idle)
 tables >"$work/t0"
 indexes() {
   psql -Atq -F' ' "$PG" -c "SELECT indexrelname, idx_scan, pg_relation_size(indexrelid) FROM pg_stat_user_indexes WHERE schemaname = '$schema' ORDER BY indexrelname"
@@ -115,7 +108,7 @@ join "$work/t0" "$work/t1" | awk -v n="$n" '{
   printf "| %s | %.2f | %.2f | %s | %.2f |\n", $1, i / n, u / n, u ? sprintf("%.0f%%", 100 * h / u) : "–", d / n }'
 echo
 echo "Indexes no statement read during the run (each written row still writes them):"
-join "$work/i0" "$work/i1" | awk '$4 == $2 { printf "  %s (%d kB)\n", $1, $5 / 1024 }'
+join "$work/i0" "$work/i1" | awk '$4 == $2 { printf "  %s (%d kB)\n", $1, $5 / 1024; n++ } END { if (!n) print "  (none)" }'
 if [ -s "$work/f1" ]; then
   echo
   echo "PL/pgSQL functions (track_functions = 'pl'), time in the function itself, statements it ran excluded:"

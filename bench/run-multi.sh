@@ -49,15 +49,6 @@ go build -o "$work/receiver" ./bench/receiver
 RCV=$(listening "$work/receiver.out")
 
 
-# quiet waits until the receiver has had no request for 2 seconds.
-quiet() {
-  while :; do
-    last=$(curl -sf "$RCV/control/stats" | json 'd["last_request"]')
-    now=$(date +%s%N)
-    [ $(( (now - last) / 1000000 )) -ge 2000 ] && return
-    sleep 0.5
-  done
-}
 
 # machine_cpu prints the machine's CPU time so far and the idle part of it (ticks).
 machine_cpu() { awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8, $5+$6}' /proc/stat; }
@@ -121,21 +112,21 @@ config() {
   # As autovacuum would on a default server: statistics for the new tables.
   if [[ $db == postgres* ]]; then
     payments 3s "${urls[@]}" >/dev/null
-    quiet
+    quiet 2000
     psql -q "$PG" -c "ANALYZE" >/dev/null
   fi
 
   # Complete payments per second, deliveries accepted as they come.
   local pay failed p99 busy dbcpu dbms svms
   read -r pay failed p99 busy dbcpu dbms svms <<<"$(payments "$DUR" "${urls[@]}")"
-  quiet
+  quiet 2000
 
   # A backlog: the receiver refuses the first attempt of every event of a
   # shorter run; each is due again 1 minute later on the service clock.
   post "$RCV/control/reset" '{}' >/dev/null
   post "$RCV/control/status" '{"status":503}' >/dev/null
   payments "$BACKLOG_DUR" "${urls[@]}" >/dev/null
-  quiet
+  quiet 2000
   local backlog
   backlog=$(curl -sf "$RCV/control/stats" | json 'd["distinct_failed"]')
   post "$RCV/control/reset" '{}' >/dev/null

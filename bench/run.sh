@@ -133,14 +133,6 @@ pay() {
     '{ if ($4 > 0) print "failed " $4 > "/dev/stderr"; n = $2 > 0 ? $2 : 1
        printf "%.0f %.1f %.2f %.2f %.2f %.0f %.0f\n", $2 / $6, $8, t / n, c / n, r / n, s * 1e6 / hz / n, d * 1e6 / hz / n }'
 }
-# quiet waits until the receiver has had no request for 1.5 seconds.
-quiet() {
-  while :; do
-    last=$(curl -sf "$RCV/control/stats" | json 'd["last_request"]')
-    [ $(( ($(date +%s%N) - last) / 1000000 )) -ge 1500 ] && return
-    sleep 0.3
-  done
-}
 # drain URL SK CARD CUR: a backlog of one store (every event of a short
 # payments run whose first attempt the receiver refused), made due at once
 # by moving the sandbox clock 2 minutes; prints deliveries/s from the first
