@@ -23,10 +23,9 @@ var sqlText = func() *core.SQL {
 			WHERE status IN ('processing', 'requires_action') AND reconcile_at <> 0 AND reconcile_at <= @now
 			ORDER BY reconcile_at, seq LIMIT @limit`,
 		// The counts are kept by triggers (status_counts); the unknown
-		// outcomes are among the processing intents, which the status
-		// index bounds.
+		// outcomes have an index of their own.
 		IntentStatusCounts: `SELECT status, n FROM status_counts WHERE kind = 'payment_intent'`,
-		IntentOutcomeUnknown: `SELECT count(*) FROM payment_intents INDEXED BY payment_intents_status
+		IntentOutcomeUnknown: `SELECT count(*) FROM payment_intents INDEXED BY payment_intents_outcome_unknown
 			WHERE status = 'processing' AND last_error_code = 'outcome_unknown'`,
 		ListIndex: listIndex,
 		RefundListReconcileDue: `SELECT ` + core.RefundColumns + ` FROM refunds
