@@ -399,42 +399,38 @@ func (db *DB) commitTogether(batch []*txRequest) (rest []*txRequest, ok bool) {
 		}
 		req.pan, req.err = runFn(context.WithValue(context.WithoutCancel(req.ctx), inTxKey{}, true), q, req.fn)
 		if req.err != nil || req.pan != nil {
-			_, _ = w.ExecContext(ctx, "ROLLBACK")
 			// Its failure may come from a change of one before it, now
 			// rolled back too: it is answered only once that change has
-			// committed, so it runs again with the others. Those canceled
-			// before they ran are answered now.
+			// committed, so it runs again with the others.
 			req.err, req.pan = nil, nil
-			var canceled []*txRequest
-			for _, other := range batch[:i] {
-				if other.err != nil {
-					canceled = append(canceled, other)
-				} else {
-					rest = append(rest, other)
-				}
-			}
-			db.finish(canceled, nil)
-			return append(rest, batch[i:]...), false
+			return append(db.rollBack(batch[:i]), batch[i:]...), false
 		}
 		n++
 	}
 	if n > 0 && db.eventsWritten > 0 && !db.claimInBatch(q) {
 		// The claim left the transaction unusable: everything runs
 		// again, in savepoints, without it.
-		_, _ = w.ExecContext(ctx, "ROLLBACK")
-		var canceled []*txRequest
-		for _, req := range batch {
-			if req.err != nil {
-				canceled = append(canceled, req)
-			} else {
-				rest = append(rest, req)
-			}
-		}
-		db.finish(canceled, nil)
-		return rest, false
+		return db.rollBack(batch), false
 	}
 	db.commit(batch, n)
 	return nil, true
+}
+
+// rollBack rolls back the batch's transaction after ran ran in it: those
+// of ran canceled before they ran are answered now, and the others are
+// returned, unanswered, to run again.
+func (db *DB) rollBack(ran []*txRequest) (rest []*txRequest) {
+	_, _ = db.wc.ExecContext(context.Background(), "ROLLBACK")
+	var canceled []*txRequest
+	for _, req := range ran {
+		if req.err != nil {
+			canceled = append(canceled, req)
+		} else {
+			rest = append(rest, req)
+		}
+	}
+	db.finish(canceled, nil)
+	return rest
 }
 
 // claimInBatch claims due deliveries with the installed CommitClaim, if
