@@ -132,6 +132,14 @@ func (b *Batch) PaymentIntentUpdate(pi *keelpay.PaymentIntent, expectedVersion i
 	})
 }
 
+// PaymentIntentStartAttempt records Executor.PaymentIntentStartAttempt:
+// a.Intent and a.Card are set when it is applied.
+func (b *Batch) PaymentIntentStartAttempt(a *AttemptStart) {
+	b.add("PaymentIntentStartAttempt", func(ctx context.Context, x Executor) error {
+		return x.PaymentIntentStartAttempt(ctx, a)
+	})
+}
+
 // CardSessionInsert records Executor.CardSessionInsert.
 func (b *Batch) CardSessionInsert(s *keelpay.CardSession) {
 	b.add("CardSessionInsert", func(ctx context.Context, x Executor) error { return x.CardSessionInsert(ctx, s) })

@@ -132,6 +132,14 @@ type PaymentQueries interface {
 	// check is what lets only one of several concurrent confirms record an
 	// attempt, and only one process finish it.
 	PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error
+	// PaymentIntentStartAttempt records the first attempt of an intent
+	// that has not been read, with the card it was created with, in one
+	// conditional write: see [AttemptStart] for what it checks and
+	// writes. ErrConflict, with nothing written, when anything is not as
+	// it requires, whatever it is: the caller reads the intent to tell
+	// why. In a batch, a database server is sent its write and its reads
+	// with the batch's others, in one round trip.
+	PaymentIntentStartAttempt(ctx context.Context, a *AttemptStart) error
 	// PaymentIntentList returns a page of a store's intents that match the
 	// filters, newest first (by created_at, then by insertion), and
 	// whether there are more beyond it in the direction of travel. A
@@ -188,4 +196,38 @@ type AttemptCheck struct {
 	Until    time.Time
 	// Checks is how many look-ups were made.
 	Checks int
+}
+
+// AttemptStart is the first payment attempt of an intent, recorded by
+// [PaymentQueries.PaymentIntentStartAttempt] without reading the intent
+// first: the conditions a confirm checks before it records an attempt
+// are checked by the write itself.
+//
+// It is recorded only when the store has the intent at ExpectedVersion,
+// in requires_payment_method, with ExpiresAt after Now, with no attempt
+// so far (AttemptID, MerchantID, LastError and NextAction empty,
+// AttemptAt and ReconcileAt zero, ReconcileCount 0), and with a card
+// (CardID, when set, must be it) that is the store's card of the intent's
+// customer and active. The write then sets the status to processing,
+// AttemptID, AttemptAt (Now), MerchantID, ReconcileAt, UpdatedAt (Now)
+// and the next version, and nothing else: the card, its payment method
+// and the billing details stay as the intent was created with them.
+// So the intent before the write is the one after it with those fields
+// as the conditions say.
+type AttemptStart struct {
+	StoreID, ID     string
+	ExpectedVersion int64
+	// CardID is the card the confirm names; "" for the intent's own.
+	CardID string
+	// AttemptID, MerchantID, Now and ReconcileAt are the attempt's.
+	AttemptID   string
+	MerchantID  string
+	Now         time.Time
+	ReconcileAt time.Time
+
+	// Intent and Card are set when the write is made: the intent as
+	// written, at ExpectedVersion+1, and its card. In a batch that fails
+	// they may be set too, and mean nothing.
+	Intent *keelpay.PaymentIntent
+	Card   *keelpay.Card
 }

@@ -171,3 +171,14 @@ func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone,
 	_, err := c.q.Exec(ctx, w.sql, args...)
 	return w.mapErr(err)
 }
+
+// SendRead runs query and scans its row. For a batch being committed it
+// is queued in the pipeline, and scanned when the pipeline's results are
+// read (DB.Commit).
+func (c *conn) SendRead(ctx context.Context, query string, args []any, scan func(core.Row) error) error {
+	if c.pipe != nil {
+		c.pipe.add(checked{sql: query, args: args, scan: scan})
+		return nil
+	}
+	return scan(c.q.QueryRow(ctx, query, args...))
+}

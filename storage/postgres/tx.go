@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/keelpay/keelpay/storage/internal/core"
 )
 
 // lazyTx is a transaction on one pooled connection whose BEGIN travels
@@ -32,6 +34,9 @@ type checked struct {
 	sql            string
 	args           []any
 	gone, conflict error
+	// scan, when set, makes this a read (core.Conn.SendRead): its row is
+	// scanned with scan.
+	scan func(core.Row) error
 }
 
 // Codes keelpay_fail raises for a checked write (migration 014).
@@ -187,8 +192,30 @@ func (p *pipeline) send(ctx context.Context, q querier) (int, error) {
 		b.Queue(s.sql, s.args...)
 	}
 	br := q.SendBatch(ctx, b)
+	// The first error of a read's own scan: the server ran the read, and
+	// the statements behind it, so it is reported once they are all read.
+	scanIndex, scanErr := -1, error(nil)
 	for _, s := range p.stmts {
-		if _, err := br.Exec(); err != nil {
+		var err error
+		if s.scan != nil {
+			row := &seenRow{row: br.QueryRow()}
+			if serr := s.scan(row); serr != nil {
+				var pe *pgconn.PgError
+				if !errors.As(row.err, &pe) {
+					// The server ran it (its other failures, the
+					// connection's, show in the statements behind it
+					// or in Close).
+					if scanIndex < 0 {
+						scanIndex, scanErr = s.index, serr
+					}
+					continue
+				}
+				err = row.err
+			}
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
 			_ = br.Close()
 			var pe *pgconn.PgError
 			if !errors.As(err, &pe) {
@@ -198,7 +225,22 @@ func (p *pipeline) send(ctx context.Context, q querier) (int, error) {
 			return s.index, s.mapErr(err)
 		}
 	}
-	return -1, mapErr(br.Close())
+	if err := br.Close(); err != nil {
+		return -1, mapErr(err)
+	}
+	return scanIndex, scanErr
+}
+
+// seenRow is a row of a pipeline's read that keeps the driver's own
+// error of its Scan, to tell the statement's failure from the scan's.
+type seenRow struct {
+	row pgx.Row
+	err error
+}
+
+func (r *seenRow) Scan(dst ...any) error {
+	r.err = r.row.Scan(dst...)
+	return r.err
 }
 
 // noStatements is the querier of a batch being committed: the writes of

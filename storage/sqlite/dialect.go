@@ -232,6 +232,12 @@ func (c *conn) Send(ctx context.Context, write, exists string, args []any, gone,
 	return gone
 }
 
+// SendRead runs query at once, on the writer's transaction, and scans
+// its row.
+func (c *conn) SendRead(ctx context.Context, query string, args []any, scan func(core.Row) error) error {
+	return scan(c.QueryRow(ctx, query, args...))
+}
+
 // sqlRows is *sql.Rows as core.Rows.
 type sqlRows struct{ *sql.Rows }
 

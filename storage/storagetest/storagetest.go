@@ -23,6 +23,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		"Events":        testEvents,
 		"Deliveries":    testDeliveries,
 		"Payments":      testPayments,
+		"StartAttempt":  testStartAttempt,
 		"Refunds":       testRefunds,
 		"Lists":         testLists,
 		"Idempotency":   testIdempotency,

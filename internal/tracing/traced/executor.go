@@ -244,6 +244,13 @@ func (x executor) PaymentIntentGetByAttempt(ctx context.Context, attemptID strin
 	return r0, err
 }
 
+func (x executor) PaymentIntentStartAttempt(ctx context.Context, a *storage.AttemptStart) error {
+	ctx, span := x.tracer.Start(ctx, "storage.PaymentIntentStartAttempt")
+	err := x.Executor.PaymentIntentStartAttempt(ctx, a)
+	endStorage(span, err)
+	return err
+}
+
 func (x executor) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIntent, expectedVersion int64) error {
 	ctx, span := x.tracer.Start(ctx, "storage.PaymentIntentUpdate")
 	err := x.Executor.PaymentIntentUpdate(ctx, pi, expectedVersion)

@@ -83,6 +83,15 @@ type Conn interface {
 	// collects the statement to send with the batch's others, and reports
 	// its error as that write's (storage.Storage.Commit).
 	Send(ctx context.Context, write, exists string, args []any, gone, conflict error) error
+	// SendRead runs query, a read, in a write's place: its row, if it
+	// finds one, is scanned with scan, and no row is scan's to report
+	// (the storage.ErrNotFound of Row.Scan). An adapter committing a
+	// storage.Batch collects it with the writes around it and scans its
+	// row when the batch's results are read, so that a write after it
+	// sees what it read and a read after a write sees the write. Its
+	// scan's error does not roll the writes back: a batch that reads is
+	// to read what its writes guarantee is there.
+	SendRead(ctx context.Context, query string, args []any, scan func(Row) error) error
 }
 
 // RowQuery is a query of [Conn.QueryRows] and the scan of its row.

@@ -70,6 +70,8 @@ func (s *SQL) named() []namedQuery {
 		one("IntentGet", &s.IntentGet, storeAndID...),
 		one("IntentGetByAttempt", &s.IntentGetByAttempt, "attempt_id"),
 		one("CardOfIntent", &s.CardOfIntent, "store_id", "intent_id", "card_id"),
+		checked(one("IntentStartAttempt", &s.IntentStartAttempt, "attempt_id", "now", "merchant_id", "reconcile_at",
+			"store_id", "id", "expected_version", "card_id", "never")),
 		checked(pair("IntentUpdate", &s.intentUpdate, &s.IntentExists, updateParams(&intentTable)...)),
 		one("IntentList", &s.IntentList),
 		one("IntentSeq", &s.IntentSeq, storeAndID...),

@@ -60,6 +60,11 @@ type SQL struct {
 	// CardOfIntent reads a card: store_id, intent_id, card_id ("" for
 	// the intent's own card).
 	CardOfIntent string
+	// IntentStartAttempt records an intent's first attempt when the
+	// intent and its card are as storage.AttemptStart requires, and must
+	// change a row: attempt_id, now, merchant_id, reconcile_at, store_id,
+	// id, expected_version, card_id, never (the zero time).
+	IntentStartAttempt string
 	// IntentExists (Versioned with the update derived from the intent's
 	// columns): id, store_id.
 	IntentExists string
@@ -497,6 +502,41 @@ func (q *Queries) PaymentIntentUpdate(ctx context.Context, pi *keelpay.PaymentIn
 	}
 	pi.Version = next.Version
 	return nil
+}
+
+// PaymentIntentStartAttempt implements storage.Executor: the card is
+// read, the attempt written with its checks, and the intent read back,
+// in the current transaction or one of their own (on PostgreSQL one round
+// trip, in a batch or not). The card is read before the write, which
+// checks it again: a card the write found and the read did not cannot
+// be, as cards are inserted before any intent names them; should it
+// happen, the write stands and Card is nil.
+func (q *Queries) PaymentIntentStartAttempt(ctx context.Context, a *storage.AttemptStart) error {
+	a.Intent, a.Card = nil, nil
+	d := q.D
+	write := []any{a.AttemptID, d.Time(a.Now), a.MerchantID, d.Time(a.ReconcileAt), a.StoreID, a.ID,
+		a.ExpectedVersion, a.CardID, d.Time(time.Time{})}
+	conflict := fmt.Errorf("%w: payment intent %s is not at version %d unattempted with an active card of its customer", storage.ErrConflict, a.ID, a.ExpectedVersion)
+	return q.W.Write(ctx, func(w Conn) error {
+		err := w.SendRead(ctx, q.SQL.CardOfIntent, []any{a.StoreID, a.ID, a.CardID}, func(row Row) error {
+			card, err := q.ScanCard(row)
+			if errors.Is(err, storage.ErrNotFound) {
+				return nil
+			}
+			a.Card = card
+			return err
+		})
+		if err == nil {
+			err = w.Send(ctx, q.SQL.IntentStartAttempt, "", write, conflict, nil)
+		}
+		if err == nil {
+			err = w.SendRead(ctx, q.SQL.IntentGet, []any{a.StoreID, a.ID}, func(row Row) (err error) {
+				a.Intent, err = q.ScanIntent(row)
+				return err
+			})
+		}
+		return err
+	})
 }
 
 // PaymentIntentList implements storage.Executor.

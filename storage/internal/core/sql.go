@@ -44,6 +44,19 @@ func (s *SQL) Standard(d Dialect) error {
 	set(&s.IntentGet, `SELECT `+s.IntentSelect+` FROM payment_intents WHERE store_id = @store_id AND id = @id`)
 	set(&s.CardOfIntent, `SELECT `+CardColumns+` FROM cards WHERE store_id = @store_id AND id = coalesce(nullif(@card_id, ''),
 		(SELECT card_id FROM payment_intents WHERE store_id = @store_id AND id = @intent_id))`)
+	// A first attempt: the conditions of storage.AttemptStart, and the
+	// card the intent was created with (an intent's card and payment
+	// method are set together at its creation and by attempts only).
+	set(&s.IntentStartAttempt, `UPDATE payment_intents SET status = 'processing', attempt_id = @attempt_id,
+			attempt_at = @now, merchant_id = @merchant_id, reconcile_at = @reconcile_at, updated_at = @now,
+			version = version + 1
+		WHERE store_id = @store_id AND id = @id AND version = @expected_version
+			AND status = 'requires_payment_method' AND expires_at > @now
+			AND attempt_id = '' AND merchant_id = '' AND attempt_at = @never AND reconcile_at = @never
+			AND reconcile_count = 0 AND last_error_code = '' AND next_action_type = ''
+			AND card_id <> '' AND (@card_id = '' OR card_id = @card_id)
+			AND EXISTS (SELECT 1 FROM cards c WHERE c.store_id = payment_intents.store_id
+				AND c.id = payment_intents.card_id AND c.customer_id = payment_intents.customer_id AND c.status = 'active')`)
 	set(&s.IntentGetByAttempt, `SELECT `+s.IntentSelect+` FROM payment_intents WHERE attempt_id = @attempt_id`)
 	s.intentUpdate, _ = intentTable.update("payment_intents")
 	set(&s.IntentExists, `SELECT 1 FROM payment_intents WHERE id = @id AND store_id = @store_id`)
