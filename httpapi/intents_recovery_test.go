@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keelpay/keelpay"
@@ -330,6 +331,43 @@ func TestProviderUnavailableWithdrawsTheAttempt(t *testing.T) {
 	require.Empty(t, b.events(t, s.id, keelpay.EventPaymentIntentPaymentFailed))
 	requireStatus(t, b.confirmSaved(t, s, id, cardID), http.StatusOK, keelpay.IntentSucceeded)
 	require.Equal(t, 1, b.sandbox.Charges())
+}
+
+// TestProviderUnavailableWithdrawsAFirstAttempt: the first confirm of an
+// intent created with its card records its attempt without reading the
+// intent; when the provider does nothing with it, the intent is put back
+// as it was all the same, on both databases, and confirms afterwards.
+func TestProviderUnavailableWithdrawsAFirstAttempt(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, b *bundle) {
+		s := b.shop(t, "app_shop")
+		cardID := b.saveCard(t, s, sandbox.CardVisa)
+		body := intentBody(s, 3000)
+		body["payment_method"] = cardID
+		for _, named := range []bool{false, true} {
+			id := pi(t, b.createIntent(t, s, body))
+			before := b.record(t, s, id)
+			confirm := func() *response {
+				if named {
+					return b.confirmSaved(t, s, id, cardID)
+				}
+				return b.do(t, req{method: "POST", path: "/v1/payment_intents/" + id + "/confirm", key: s.sk})
+			}
+			b.sandbox.SetUnavailable(true)
+			requireError(t, confirm(), http.StatusServiceUnavailable, "provider_api_unavailable")
+			b.sandbox.SetUnavailable(false)
+			after := b.record(t, s, id)
+			require.Equal(t, before.Version+2, after.Version, "the attempt, and its withdrawal")
+			after.Version, after.UpdatedAt = before.Version, before.UpdatedAt
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("the intent after the withdrawn attempt (-before +after):\n%s", diff)
+			}
+			charges := b.sandbox.Charges()
+			requireStatus(t, confirm(), http.StatusOK, keelpay.IntentSucceeded)
+			require.Equal(t, charges+1, b.sandbox.Charges())
+		}
+		require.Empty(t, b.events(t, s.id, keelpay.EventPaymentIntentPaymentFailed))
+	})
 }
 
 // cancelOnLookup cancels the worker's context as soon as the provider

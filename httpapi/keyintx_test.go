@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -209,4 +210,53 @@ func concurrentKeyedConfirms(t *testing.T, b *bundle) {
 		require.Equal(t, 1, b.sandbox.ChargeCount(b.record(t, s, id).AttemptID))
 		b.requireOneEvent(t, s, keelpay.EventPaymentIntentSucceeded, id)
 	}
+}
+
+// TestRoundTripsOfAKeyedPayment holds a payment on PostgreSQL to its
+// round trips, the request's work between the server and the database:
+// a keyed create reads the card and writes the intent with its key; a
+// keyed first confirm records its attempt with its key, reading the
+// intent and its card in the same pipeline, and then commits the outcome
+// with its event and answer. A confirm that the one write does not fit
+// (the intent was attempted before) costs a read and a second try.
+func TestRoundTripsOfAKeyedPayment(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *options) { o.db = postgrestest.NewDB(t) })
+	s, body := b.savedCardPayment(t)
+	// The store's key is served from the key cache once the database
+	// hears store changes; the first request after that reads it.
+	watch := b.db.(storage.StoreWatcher)
+	require.Eventually(t, func() bool { _, ok := watch.StoreEpoch(); return ok }, 10*time.Second, 5*time.Millisecond,
+		"the database hears store changes")
+	require.Equal(t, http.StatusOK, b.do(t, req{method: "GET", path: "/v1/payment_intents", key: s.sk}).Status)
+	trips := func(rq req) (*response, int64) {
+		t.Helper()
+		db := b.db.(interface{ Stats() storage.Stats })
+		before := db.Stats().RoundTrips
+		r := b.do(t, rq)
+		return r, db.Stats().RoundTrips - before
+	}
+	created, n := trips(keyed("POST", "/v1/payment_intents", s.sk, "create-1", body))
+	requireFresh(t, created, http.StatusCreated)
+	require.EqualValues(t, 2, n, "a keyed create")
+	confirmed, n := trips(keyed("POST", "/v1/payment_intents/"+created.str("id")+"/confirm", s.sk, "confirm-1", nil))
+	requireFresh(t, confirmed, http.StatusOK)
+	require.Equal(t, string(keelpay.IntentSucceeded), confirmed.str("status"))
+	require.EqualValues(t, 2, n, "a keyed first confirm")
+
+	// Declined first, then confirmed with another card: the second
+	// confirm's write does not fit, so it reads the intent and records
+	// the attempt on the version it read.
+	body["payment_method"] = b.saveCard(t, s, "4000000000000002")
+	created, _ = trips(keyed("POST", "/v1/payment_intents", s.sk, "create-2", body))
+	requireFresh(t, created, http.StatusCreated)
+	declined, n := trips(keyed("POST", "/v1/payment_intents/"+created.str("id")+"/confirm", s.sk, "confirm-2", nil))
+	requireFresh(t, declined, http.StatusOK)
+	require.Equal(t, string(keelpay.IntentRequiresPaymentMethod), declined.str("status"), "%s", declined.Raw)
+	require.EqualValues(t, 2, n, "a declined first confirm")
+	good := b.saveCard(t, s, "4242424242424242")
+	again, n := trips(keyed("POST", "/v1/payment_intents/"+created.str("id")+"/confirm", s.sk, "confirm-3", map[string]any{"payment_method": good}))
+	requireFresh(t, again, http.StatusOK)
+	require.Equal(t, string(keelpay.IntentSucceeded), again.str("status"), "%s", again.Raw)
+	require.EqualValues(t, 4, n, "a second confirm: the write that does not fit, the read, the attempt, the outcome")
 }

@@ -22,6 +22,9 @@ import (
 // idempotency keys.
 const attemptPrefix = "att_"
 
+// createdVersion is the version of a payment intent as created.
+const createdVersion = 1
+
 // CreateIntent creates a payment intent of the store in
 // requires_payment_method. A PaymentMethod that is not a card of the
 // customer is 404 card_not_found.
@@ -57,7 +60,7 @@ func (s *Service) CreateIntent(ctx context.Context, st *keelpay.Store, p IntentP
 		ExpiresAt:     now.Add(IntentLifetime),
 		CreatedAt:     now,
 		UpdatedAt:     now,
-		Version:       1,
+		Version:       createdVersion,
 	}
 	var b storage.Batch
 	b.PaymentIntentInsert(pi)
@@ -191,76 +194,11 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	if err := p.Validate(s.now()); err != nil {
 		return nil, err
 	}
-	pi, card, err := s.intentWithCard(ctx, st, id, p)
+	pi, started, req, err := s.recordAttempt(ctx, st, id, p)
 	if err != nil {
 		return nil, err
 	}
-	if p.ClientSecret != "" && subtle.ConstantTimeCompare([]byte(pi.ClientSecret), []byte(p.ClientSecret)) != 1 {
-		return nil, errIntentNotFound()
-	}
-	if pi.Status == keelpay.IntentRequiresPaymentMethod && !s.now().Before(pi.ExpiresAt) {
-		// Expired, though the expirer has not run yet: expire it now.
-		// That is not this request's answer (it is a 409).
-		if pi, err = s.expireIntent(ctx, pi); err != nil {
-			return nil, err
-		}
-	}
-	if !canConfirm(pi.Status) {
-		return nil, errUnexpectedState(pi.Status)
-	}
-
-	req := provider.ChargeRequest{MerchantID: st.MerchantID, Amount: pi.Amount, Currency: pi.Currency}
-	var pm *keelpay.PaymentMethod
-	var cardID string
-	if p.Card != nil {
-		req.NewCard = new(p.Card.request(st.MerchantID))
-		pm = p.Card.method()
-	} else {
-		cardID = p.PaymentMethod
-		if cardID == "" {
-			cardID = pi.CardID
-		}
-		if cardID == "" {
-			return nil, keelpay.InvalidRequest("payment_method", "missing_payment_method",
-				"payment_method is required: the intent has no card.")
-		}
-		if card == nil || card.ID != cardID || card.CustomerID != pi.Customer.ID {
-			return nil, errCardNotFound()
-		}
-		if card.Status != keelpay.CardActive {
-			return nil, errCardUnavailable()
-		}
-		req.CardToken, pm = card.ProviderToken, savedMethod(card)
-	}
-	billing := p.Billing
-	if billing == nil {
-		billing = pi.Billing
-	}
-	if billing != nil {
-		req.Billing = &provider.Billing{Country: billing.Country, State: billing.State, PostalCode: billing.PostalCode}
-	}
-
-	// Record the attempt, and with it the request's recovery point: a
-	// retry after a crash carries this attempt to its end instead of
-	// making another. Only one confirm moves this version on. The
-	// attempt's id (the provider's idempotency key) comes from the intent
-	// and this version: should the database lose this commit (a failover
-	// to an asynchronous standby, a restored backup), the retry starts
-	// from the same version again, sends the same key, and the provider
-	// answers with the first charge instead of making a second.
-	attempt := startAttempt(*pi, sendid.For(attemptPrefix, pi.ID, pi.Version), st.MerchantID, pm, cardID, p.Billing, s.now())
-	var b storage.Batch
-	b.PaymentIntentUpdate(&attempt, pi.Version)
-	p.Idempotency.Step(&b, idempotency.Attempt, attempt.AttemptID)
-	err = s.cfg.Storage.Commit(ctx, &b)
-	if err != nil {
-		if errors.Is(err, storage.ErrConflict) {
-			if cur, err := s.GetIntent(ctx, st, id); err == nil {
-				return nil, errUnexpectedState(cur.Status)
-			}
-		}
-		return nil, fmt.Errorf("payments: record attempt: %w", err)
-	}
+	attempt := *started
 
 	// From here on the request's cancellation changes nothing: the
 	// attempt is finished (or left to the reconciler) either way.
@@ -322,6 +260,138 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 		s.log.ErrorContext(ctx, "record the unknown outcome of a confirm past its answer deadline", attemptAttrs(&attempt, slog.Any("error", err))...)
 	}
 	return &unknown, nil
+}
+
+// recordAttempt records the attempt of a confirm (see ConfirmIntent) and
+// returns the intent before it, the attempt, and the charge to make. The
+// first attempt of an intent with its own saved card is recorded without
+// reading the intent first (firstAttempt); any other, or one that the
+// intent turns out not to allow, reads the intent and its card, checks
+// them, and records the attempt on the version read.
+func (s *Service) recordAttempt(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (before, attempt *keelpay.PaymentIntent, _ provider.ChargeRequest, _ error) {
+	if attempt, card, ok, err := s.firstAttempt(ctx, st, id, p); ok || err != nil {
+		if err != nil {
+			return nil, nil, provider.ChargeRequest{}, err
+		}
+		before := unattempted(*attempt)
+		return &before, attempt, chargeRequest(st, attempt, card, p), nil
+	}
+
+	pi, card, err := s.intentWithCard(ctx, st, id, p)
+	if err != nil {
+		return nil, nil, provider.ChargeRequest{}, err
+	}
+	if p.ClientSecret != "" && subtle.ConstantTimeCompare([]byte(pi.ClientSecret), []byte(p.ClientSecret)) != 1 {
+		return nil, nil, provider.ChargeRequest{}, errIntentNotFound()
+	}
+	if pi.Status == keelpay.IntentRequiresPaymentMethod && !s.now().Before(pi.ExpiresAt) {
+		// Expired, though the expirer has not run yet: expire it now.
+		// That is not this request's answer (it is a 409).
+		if pi, err = s.expireIntent(ctx, pi); err != nil {
+			return nil, nil, provider.ChargeRequest{}, err
+		}
+	}
+	if !canConfirm(pi.Status) {
+		return nil, nil, provider.ChargeRequest{}, errUnexpectedState(pi.Status)
+	}
+
+	var pm *keelpay.PaymentMethod
+	var cardID string
+	if p.Card != nil {
+		pm, card = p.Card.method(), nil
+	} else {
+		cardID = p.PaymentMethod
+		if cardID == "" {
+			cardID = pi.CardID
+		}
+		if cardID == "" {
+			return nil, nil, provider.ChargeRequest{}, keelpay.InvalidRequest("payment_method", "missing_payment_method",
+				"payment_method is required: the intent has no card.")
+		}
+		if card == nil || card.ID != cardID || card.CustomerID != pi.Customer.ID {
+			return nil, nil, provider.ChargeRequest{}, errCardNotFound()
+		}
+		if card.Status != keelpay.CardActive {
+			return nil, nil, provider.ChargeRequest{}, errCardUnavailable()
+		}
+		pm = savedMethod(card)
+	}
+
+	// Record the attempt, and with it the request's recovery point: a
+	// retry after a crash carries this attempt to its end instead of
+	// making another. Only one confirm moves this version on. The
+	// attempt's id (the provider's idempotency key) comes from the intent
+	// and this version: should the database lose this commit (a failover
+	// to an asynchronous standby, a restored backup), the retry starts
+	// from the same version again, sends the same key, and the provider
+	// answers with the first charge instead of making a second.
+	next := startAttempt(*pi, sendid.For(attemptPrefix, pi.ID, pi.Version), st.MerchantID, pm, cardID, p.Billing, s.now())
+	var b storage.Batch
+	b.PaymentIntentUpdate(&next, pi.Version)
+	p.Idempotency.Step(&b, idempotency.Attempt, next.AttemptID)
+	err = s.cfg.Storage.Commit(ctx, &b)
+	if err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			if cur, err := s.GetIntent(ctx, st, id); err == nil {
+				return nil, nil, provider.ChargeRequest{}, errUnexpectedState(cur.Status)
+			}
+		}
+		return nil, nil, provider.ChargeRequest{}, fmt.Errorf("payments: record attempt: %w", err)
+	}
+	return pi, &next, chargeRequest(st, &next, card, p), nil
+}
+
+// firstAttempt records the attempt of a confirm that charges the intent's
+// own saved card, with no new card, billing details or client secret, on
+// an intent that was never attempted: at the version an intent is created
+// with, in one write that checks what the confirm would have checked on
+// a read (storage.AttemptStart), with the request's recovery point. ok is
+// false, with nothing written, when the intent is not so (any other
+// version, status, card...): the confirm then reads it and decides.
+func (s *Service) firstAttempt(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (attempt *keelpay.PaymentIntent, card *keelpay.Card, ok bool, _ error) {
+	if p.Card != nil || p.ClientSecret != "" || p.Billing != nil || !keelpay.ValidID(keelpay.PrefixPaymentIntent, id) {
+		return nil, nil, false, nil
+	}
+	now := s.now()
+	a := &storage.AttemptStart{StoreID: st.ID, ID: id, ExpectedVersion: createdVersion, CardID: p.PaymentMethod,
+		AttemptID: sendid.For(attemptPrefix, id, createdVersion), MerchantID: st.MerchantID,
+		Now: now, ReconcileAt: nextCheck(keelpay.IntentProcessing, now, now)}
+	var b storage.Batch
+	b.PaymentIntentStartAttempt(a)
+	p.Idempotency.Step(&b, idempotency.Attempt, a.AttemptID)
+	err := s.cfg.Storage.Commit(ctx, &b)
+	var we *storage.WriteError
+	if errors.As(err, &we) && we.Op == "PaymentIntentStartAttempt" && errors.Is(err, storage.ErrConflict) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("payments: record attempt: %w", err)
+	}
+	// What the write checked, checked again on what it read: an attempt
+	// that does not hold up is not sent. It stays open, and the
+	// reconciler closes it as never charged.
+	if pi, c := a.Intent, a.Card; pi == nil || c == nil || pi.AttemptID != a.AttemptID || pi.Version != createdVersion+1 ||
+		pi.Status != keelpay.IntentProcessing || c.ID != pi.CardID || c.CustomerID != pi.Customer.ID || c.Status != keelpay.CardActive {
+		s.log.ErrorContext(ctx, "a first attempt was recorded but what it read back does not match it; it is not sent",
+			slog.String("store_id", st.ID), slog.String("payment_intent", id), slog.String("attempt_id", a.AttemptID))
+		return nil, nil, false, fmt.Errorf("payments: record attempt: the intent %s read back does not match its attempt %s", id, a.AttemptID)
+	}
+	return a.Intent, a.Card, true, nil
+}
+
+// chargeRequest is the provider's charge of attempt: the card p brings
+// from the browser, or the saved card.
+func chargeRequest(st *keelpay.Store, attempt *keelpay.PaymentIntent, card *keelpay.Card, p ConfirmParams) provider.ChargeRequest {
+	req := provider.ChargeRequest{MerchantID: st.MerchantID, Amount: attempt.Amount, Currency: attempt.Currency}
+	if p.Card != nil {
+		req.NewCard = new(p.Card.request(st.MerchantID))
+	} else {
+		req.CardToken = card.ProviderToken
+	}
+	if b := attempt.Billing; b != nil {
+		req.Billing = &provider.Billing{Country: b.Country, State: b.State, PostalCode: b.PostalCode}
+	}
+	return req
 }
 
 // finishAfterAnswer finishes attempt with the provider's answer a, which

@@ -128,6 +128,19 @@ func startAttempt(pi keelpay.PaymentIntent, attemptID, merchantID string, pm *ke
 	return pi
 }
 
+// unattempted is the inverse of startAttempt for an intent's first
+// attempt with the card it was created with (what storage.AttemptStart
+// records): pi as it was before, but for UpdatedAt, which that write
+// does not keep.
+func unattempted(pi keelpay.PaymentIntent) keelpay.PaymentIntent {
+	pi.Status = keelpay.IntentRequiresPaymentMethod
+	pi.AttemptID, pi.AttemptAt, pi.MerchantID = "", time.Time{}, ""
+	pi.ReconcileAt, pi.ReconcileCount = time.Time{}, 0
+	pi.LastError, pi.NextAction = nil, nil
+	pi.Version--
+	return pi
+}
+
 // cancel returns pi canceled for reason, with lastError when given.
 func cancel(pi keelpay.PaymentIntent, reason string, le *keelpay.LastError, now time.Time) keelpay.PaymentIntent {
 	pi.Status = keelpay.IntentCanceled

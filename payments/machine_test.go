@@ -50,6 +50,39 @@ func TestConfirmAndCancelStates(t *testing.T) {
 	}
 }
 
+// TestFirstAttemptIsStartAttempt holds the one-write first attempt
+// (storage.AttemptStart) to the state machine: on an intent as created
+// with a saved card, startAttempt with that card changes exactly the
+// fields the write sets, to the values the confirm passes it, and
+// unattempted gives the intent back (but for UpdatedAt).
+func TestFirstAttemptIsStartAttempt(t *testing.T) {
+	t.Parallel()
+	card := &keelpay.Card{ID: "card_1", CustomerID: "cus_1", Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2030, Status: keelpay.CardActive}
+	created := keelpay.PaymentIntent{
+		ID: "pi_1", StoreID: "store_1", Status: keelpay.IntentRequiresPaymentMethod, Amount: 100, Currency: "EUR",
+		Customer: keelpay.Customer{ID: "cus_1", Name: "Jane Roe"}, Description: "Order 1", Metadata: map[string]string{"a": "b"},
+		Billing: &keelpay.Billing{Country: "DE"}, ClientSecret: "pi_1_secret_x",
+		CardID: card.ID, PaymentMethod: savedMethod(card),
+		ExpiresAt: t0.Add(IntentLifetime), CreatedAt: t0, UpdatedAt: t0, Version: createdVersion,
+	}
+	now := t0.Add(time.Minute)
+	got := startAttempt(created, "att_1", "merch_1", savedMethod(card), card.ID, nil, now)
+	// What storage.AttemptStart writes, and nothing else.
+	want := created
+	want.Status = keelpay.IntentProcessing
+	want.AttemptID, want.AttemptAt, want.MerchantID = "att_1", now, "merch_1"
+	want.ReconcileAt, want.UpdatedAt = nextCheck(keelpay.IntentProcessing, now, now), now
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("startAttempt on a created intent (-the write +startAttempt):\n%s", diff)
+	}
+	got.Version++ // as the write leaves it
+	back := unattempted(got)
+	back.UpdatedAt = created.UpdatedAt
+	if diff := cmp.Diff(created, back); diff != "" {
+		t.Errorf("unattempted (-created +back):\n%s", diff)
+	}
+}
+
 func TestStartAttempt(t *testing.T) {
 	t.Parallel()
 	pi := keelpay.PaymentIntent{
