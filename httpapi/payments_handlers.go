@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/keelpay/keelpay"
+	"github.com/keelpay/keelpay/httpapi/internal/decode"
 	"github.com/keelpay/keelpay/internal/check"
-	"github.com/keelpay/keelpay/internal/decode"
 	"github.com/keelpay/keelpay/internal/render"
 	"github.com/keelpay/keelpay/payments"
 	"github.com/keelpay/keelpay/stores"

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/keelpay/keelpay/internal/decode"
+	"github.com/keelpay/keelpay/httpapi/internal/decode"
 	"github.com/keelpay/keelpay/stores"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/keelpay/keelpay"
-	"github.com/keelpay/keelpay/internal/decode"
+	"github.com/keelpay/keelpay/httpapi/internal/decode"
 	"github.com/keelpay/keelpay/payments"
 )
 
