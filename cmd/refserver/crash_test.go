@@ -345,9 +345,15 @@ func (c *crash) flow(i int) {
 	if i%5 == 0 {
 		c.post(at, "webhook_test", k+"-test", "/v1/webhooks/test", s.sk, nil, "load")
 	}
-	created, ok := c.post(at, "create", k+"-create", "/v1/payment_intents", s.sk, map[string]any{
+	body := map[string]any{
 		"amount": 1000 + i, "currency": "EUR", "customer": s.customer, "reference": k + "-create",
-		"metadata": map[string]string{"key": k + "-create"}}, "load")
+		"metadata": map[string]string{"key": k + "-create"}}
+	if i%2 == 0 {
+		// Created with its card: the confirm records its attempt in the
+		// one write that also checks the intent and the card.
+		body["payment_method"] = s.cards[number]
+	}
+	created, ok := c.post(at, "create", k+"-create", "/v1/payment_intents", s.sk, body, "load")
 	if !ok || created.status != http.StatusCreated {
 		return
 	}
