@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/internal/servertest"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/refserver"
@@ -127,40 +128,40 @@ func TestServesWithStripe(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := start(t, dir, env)
-	assert.Contains(t, s.curl, "Stripe account acct_1; public URL https://pay.example;")
-	assert.Contains(t, s.curl, "https://pay.example/stripe/webhook")
-	assert.Contains(t, s.curl, "Stripe's API is "+fake.URL+" here (KEELPAY_STRIPE_API_URL)", "the override is shown")
-	assert.NotContains(t, s.curl, "rk_test_1", "the key is never printed")
+	assert.Contains(t, s.Banner, "Stripe account acct_1; public URL https://pay.example;")
+	assert.Contains(t, s.Banner, "https://pay.example/stripe/webhook")
+	assert.Contains(t, s.Banner, "Stripe's API is "+fake.URL+" here (KEELPAY_STRIPE_API_URL)", "the override is shown")
+	assert.NotContains(t, s.Banner, "rk_test_1", "the key is never printed")
 
-	r := must(t, "GET", s.url+"/healthz", "", nil)
-	assert.Equal(t, http.StatusOK, r.status)
+	r := must(t, "GET", s.URL+"/healthz", "", nil)
+	assert.Equal(t, http.StatusOK, r.Status)
 	// The adapter's routes: an unsigned webhook is refused; the return
 	// route answers the buyer.
-	r = must(t, "POST", s.url+"/stripe/webhook", "", nil)
-	assert.Equal(t, http.StatusBadRequest, r.status)
-	r = must(t, "GET", s.url+"/stripe/return", "", nil)
-	assert.Equal(t, http.StatusOK, r.status)
+	r = must(t, "POST", s.URL+"/stripe/webhook", "", nil)
+	assert.Equal(t, http.StatusBadRequest, r.Status)
+	r = must(t, "GET", s.URL+"/stripe/return", "", nil)
+	assert.Equal(t, http.StatusOK, r.Status)
 	// Nothing of sandbox mode.
 	for _, p := range []string{"/sandbox/", "/sandbox/clock", "/sandbox/trigger", "/sandbox/webhooks/faults", "/sandbox/3ds/x", "/sandbox/provider/x"} {
-		r = must(t, "GET", s.url+p, "", nil)
-		assert.Equal(t, http.StatusNotFound, r.status, p)
+		r = must(t, "GET", s.URL+p, "", nil)
+		assert.Equal(t, http.StatusNotFound, r.Status, p)
 	}
-	r = must(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 60})
-	assert.Equal(t, http.StatusNotFound, r.status)
+	r = must(t, "POST", s.URL+"/sandbox/clock", "", map[string]any{"advance_seconds": 60})
+	assert.Equal(t, http.StatusNotFound, r.Status)
 
 	// Setup reaches Stripe (the fake) with the store's key; an insecure
 	// webhook URL is refused before that.
-	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r = must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "acct_1", "client_secret": "rk_test_1", "webhook_url": "http://127.0.0.1:9000/webhooks"})
-	assert.Equal(t, "invalid_request", r.code(), "%v", r.body)
+	assert.Equal(t, "invalid_request", r.Code(), "%v", r.Body)
 	assert.Empty(t, calls())
-	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r = must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "acct_1", "client_secret": "rk_test_1", "webhook_url": "https://store.example/webhooks"})
-	require.Equal(t, http.StatusCreated, r.status, "%v", r.body)
-	assert.Equal(t, "EUR", r.str("currency"), "%v", r.body)
+	require.Equal(t, http.StatusCreated, r.Status, "%v", r.Body)
+	assert.Equal(t, "EUR", r.Str("currency"), "%v", r.Body)
 	assert.Contains(t, calls(), "GET /v1/account")
 
-	logs := stop(t, s)
+	logs := s.Stop(t)
 	assert.NotContains(t, logs, "rk_test_1")
 	assert.NoFileExists(t, filepath.Join(dir, "keelpay.sandbox.db"), "no sandbox with Stripe")
 }
@@ -172,23 +173,23 @@ func TestServesWithStripe(t *testing.T) {
 // the webhook secret or the client secret.
 func TestStripeUnreachableIsLogged(t *testing.T) {
 	t.Parallel()
-	nowhere := "http://" + freeAddr(t)
+	nowhere := "http://" + servertest.FreeAddr(t)
 	env := []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key()), "KEELPAY_KEY_FILE=",
 		"KEELPAY_SANDBOX_URL=", "KEELPAY_SANDBOX_DB=", "KEELPAY_STRIPE_API_URL=" + nowhere}
 	for k, v := range stripeEnv() {
 		env = append(env, k+"="+v)
 	}
 	s := start(t, t.TempDir(), env)
-	assert.Contains(t, s.curl, "Stripe's API is "+nowhere+" here (KEELPAY_STRIPE_API_URL)")
+	assert.Contains(t, s.Banner, "Stripe's API is "+nowhere+" here (KEELPAY_STRIPE_API_URL)")
 
-	r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r := must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "acct_1", "client_secret": "rk_test_storesecret", "webhook_url": "https://store.example/webhooks"})
-	require.Equal(t, http.StatusServiceUnavailable, r.status, "%v", r.body)
-	assert.Equal(t, "provider_api_unavailable", r.code())
-	reqID := r.header.Get("Request-Id")
+	require.Equal(t, http.StatusServiceUnavailable, r.Status, "%v", r.Body)
+	assert.Equal(t, "provider_api_unavailable", r.Code())
+	reqID := r.Header.Get("Request-Id")
 	require.NotEmpty(t, reqID)
 
-	logs := stop(t, s)
+	logs := s.Stop(t)
 	assert.Contains(t, logs, "stripe_api_url="+nowhere, "the start's log line shows the override")
 	var line string
 	for _, l := range strings.Split(logs, "\n") {

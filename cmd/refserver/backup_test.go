@@ -47,17 +47,17 @@ func TestBackupWhileServing(t *testing.T) {
 					return
 				default:
 				}
-				pi, err := send("POST", s.url+"/v1/payment_intents", sh.sk, intentBody(1500))
-				if err == nil && pi.status != http.StatusCreated {
-					err = fmt.Errorf("create: status %d: %v", pi.status, pi.body)
+				pi, err := send("POST", s.URL+"/v1/payment_intents", sh.sk, intentBody(1500))
+				if err == nil && pi.Status != http.StatusCreated {
+					err = fmt.Errorf("create: status %d: %v", pi.Status, pi.Body)
 				}
 				if err != nil {
 					loadErr.Store(err)
 					return
 				}
-				r, err := send("POST", s.url+"/v1/payment_intents/"+pi.str("id")+"/confirm", sh.pk, confirmBody(pi, "4242424242424242"))
-				if err == nil && r.str("status") != "succeeded" {
-					err = fmt.Errorf("confirm: status %d: %v", r.status, r.body)
+				r, err := send("POST", s.URL+"/v1/payment_intents/"+pi.Str("id")+"/confirm", sh.pk, confirmBody(pi, "4242424242424242"))
+				if err == nil && r.Str("status") != "succeeded" {
+					err = fmt.Errorf("confirm: status %d: %v", r.Status, r.Body)
 				}
 				if err != nil {
 					loadErr.Store(err)
@@ -67,7 +67,7 @@ func TestBackupWhileServing(t *testing.T) {
 				// still down, it came before the backup started.
 				if !backupStarted.Load() {
 					mu.Lock()
-					before = append(before, r.str("id"))
+					before = append(before, r.Str("id"))
 					mu.Unlock()
 				}
 				select {
@@ -139,14 +139,14 @@ func TestBackupWhileServing(t *testing.T) {
 	}
 
 	// Restored: a server on the copy, with the same keys, serves them.
-	s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
+	s.Cmd.Process.Kill()
+	_ = s.Cmd.Wait()
 	restored := start(t, filepath.Join(dir, "backup"), []string{"KEELPAY_ADDR=127.0.0.1:0"},
 		"-db", "copy.db", "-key-file", filepath.Join(dir, "keelpay.db.key"))
 	for _, id := range []string{committed[0], committed[len(committed)-1]} {
-		r := must(t, "GET", restored.url+"/v1/payment_intents/"+id, sh.sk, nil)
-		require.Equal(t, http.StatusOK, r.status, "%v", r.body)
-		require.Equal(t, "succeeded", r.str("status"))
+		r := must(t, "GET", restored.URL+"/v1/payment_intents/"+id, sh.sk, nil)
+		require.Equal(t, http.StatusOK, r.Status, "%v", r.Body)
+		require.Equal(t, "succeeded", r.Str("status"))
 	}
 }
 

@@ -18,7 +18,7 @@ func TestSandboxClockNeedsJSON(t *testing.T) {
 	t.Parallel()
 	s := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0"})
 	post := func(contentType, body string) (int, map[string]any) {
-		req, err := http.NewRequest("POST", s.url+"/sandbox/clock", strings.NewReader(body))
+		req, err := http.NewRequest("POST", s.URL+"/sandbox/clock", strings.NewReader(body))
 		require.NoError(t, err)
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
@@ -44,7 +44,7 @@ func TestSandboxClockNeedsJSON(t *testing.T) {
 		require.Equal(t, "unsupported_media_type", e["code"])
 		require.Equal(t, "Content-Type must be application/json.", e["message"])
 	}
-	require.EqualValues(t, 0, must(t, "GET", s.url+"/sandbox/clock", "", nil).body["offset_seconds"], "a refused move moves nothing")
+	require.EqualValues(t, 0, must(t, "GET", s.URL+"/sandbox/clock", "", nil).Body["offset_seconds"], "a refused move moves nothing")
 	status, body := post("application/json; charset=utf-8", `{"advance_seconds":300}`)
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.EqualValues(t, 300, body["offset_seconds"])

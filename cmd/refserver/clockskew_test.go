@@ -200,7 +200,7 @@ func TestClockSkewPostgreSQL(t *testing.T) {
 	secrets := []string{c.shops[0].whsec, c.shops[1].whsec}
 	var keyShops []shop
 	for i := range 3 {
-		s := setupShop(t, &started{url: ahead.url}, fmt.Sprintf("app_clock_keys_%d", i), c.rec.URL()+"/hold")
+		s := setupShop(t, &started{URL: ahead.url}, fmt.Sprintf("app_clock_keys_%d", i), c.rec.URL()+"/hold")
 		keyShops = append(keyShops, s)
 		secrets = append(secrets, s.whsec)
 	}
@@ -227,7 +227,7 @@ func TestClockSkewPostgreSQL(t *testing.T) {
 		select {
 		case id = <-rcv.held:
 		case res := <-done:
-			t.Errorf("key %s on %s: answered %d %v before its delivery was held (%v)", key, holder.name, res.r.status, res.r.body, res.err)
+			t.Errorf("key %s on %s: answered %d %v before its delivery was held (%v)", key, holder.name, res.r.Status, res.r.Body, res.err)
 			return
 		case <-time.After(time.Minute):
 			// Not Fatal: the load's workers are running.
@@ -240,11 +240,11 @@ func TestClockSkewPostgreSQL(t *testing.T) {
 			t.Errorf("key %s: no answer: %v, %v", key, err, held.err)
 			return
 		}
-		if r.status != http.StatusConflict || r.code() != "idempotency_key_in_use" {
-			takeovers = append(takeovers, fmt.Sprintf("key %s held by %s (event %s) was answered by %s: %d %v", key, holder.name, id, taker.name, r.status, r.body))
+		if r.Status != http.StatusConflict || r.Code() != "idempotency_key_in_use" {
+			takeovers = append(takeovers, fmt.Sprintf("key %s held by %s (event %s) was answered by %s: %d %v", key, holder.name, id, taker.name, r.Status, r.Body))
 		}
-		if held.r.status != http.StatusAccepted || held.r.str("id") != id {
-			takeovers = append(takeovers, fmt.Sprintf("key %s on %s (event %s) ended %d %v", key, holder.name, id, held.r.status, held.r.body))
+		if held.r.Status != http.StatusAccepted || held.r.Str("id") != id {
+			takeovers = append(takeovers, fmt.Sprintf("key %s on %s (event %s) ended %d %v", key, holder.name, id, held.r.Status, held.r.Body))
 		}
 	}
 
@@ -288,7 +288,7 @@ func TestClockSkewPostgreSQL(t *testing.T) {
 	c.finish(t, begin)
 	closed := 0
 	for _, s := range c.shops {
-		for _, pi := range listAll(t, &started{url: ahead.url}, s.sk, "/v1/payment_intents") {
+		for _, pi := range listAll(t, &started{URL: ahead.url}, s.sk, "/v1/payment_intents") {
 			if le, _ := pi["last_error"].(map[string]any); le != nil && le["code"] == "provider_error" {
 				closed++
 				if closed <= 10 {

@@ -73,13 +73,13 @@ func TestSandboxConsole(t *testing.T) {
 	require.NoError(t, err)
 	rec := &receiverAt{addr: ln.Addr().String()}
 	require.NoError(t, ln.Close())
-	r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r := must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "app_console", "client_secret": "secret_console", "webhook_url": "http://" + rec.addr + "/webhooks"})
-	require.Equal(t, http.StatusCreated, r.status)
-	key := r.str("secret_key")
+	require.Equal(t, http.StatusCreated, r.Status)
+	key := r.Str("secret_key")
 
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(s.url+"/sandbox/"),
+		chromedp.Navigate(s.URL+"/sandbox/"),
 		chromedp.WaitVisible(chromedp.ID("key")),
 		chromedp.SendKeys(chromedp.ID("key"), key),
 		chromedp.Click(chromedp.CSS(`#connect button[type=submit]`)),
@@ -136,27 +136,27 @@ func TestSandboxConsole(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#faults button[type=submit]`)),
 	))
 	waitJS(t, ctx, "faults on", `document.getElementById("faults-result").textContent === "Faults on: duplicate 1."`)
-	f := must(t, "GET", s.url+"/sandbox/webhooks/faults", key, nil)
-	require.EqualValues(t, 1, f.body["duplicate"])
+	f := must(t, "GET", s.URL+"/sandbox/webhooks/faults", key, nil)
+	require.EqualValues(t, 1, f.Body["duplicate"])
 	// And turned off.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("faults-off"))))
 	waitJS(t, ctx, "faults off", `document.getElementById("faults-result").textContent === "Faults off."`)
-	f = must(t, "GET", s.url+"/sandbox/webhooks/faults", key, nil)
-	require.EqualValues(t, 0, f.body["duplicate"])
+	f = must(t, "GET", s.URL+"/sandbox/webhooks/faults", key, nil)
+	require.EqualValues(t, 0, f.Body["duplicate"])
 }
 
 func TestSandboxConsoleIsServedWithAStrictPolicy(t *testing.T) {
 	t.Parallel()
 	s := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0"})
 	for _, path := range []string{"/sandbox/", "/sandbox/console.js", "/sandbox/console.css"} {
-		resp, err := client.Get(s.url + path)
+		resp, err := client.Get(s.URL + path)
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode, path)
 		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'", path)
 		require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
 	}
-	resp, err := client.Get(s.url + "/sandbox/nope.js")
+	resp, err := client.Get(s.URL + "/sandbox/nope.js")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)

@@ -124,7 +124,7 @@ func newNodeEnv(t *testing.T, name, dir string, env []string, args ...string) *n
 	require.NoError(t, ln.Close())
 	n := &node{name: name, dir: dir, env: append(slices.Clone(crashKey), env...), args: append([]string{"-addr", addr}, args...), url: "http://" + addr}
 	n.cur = start(t, dir, n.env, n.args...)
-	require.Equal(t, n.url, n.cur.url)
+	require.Equal(t, n.url, n.cur.URL)
 	n.ready = make(chan struct{})
 	close(n.ready)
 	return n
@@ -146,10 +146,10 @@ func (n *node) crash(t *testing.T) {
 	cur := n.cur
 	n.kills++
 	n.mu.Unlock()
-	require.NoError(t, cur.cmd.Process.Kill())
-	require.Error(t, cur.cmd.Wait(), "%s was killed", n.name)
+	require.NoError(t, cur.Cmd.Process.Kill())
+	require.Error(t, cur.Cmd.Wait(), "%s was killed", n.name)
 	next := start(t, n.dir, n.env, n.args...)
-	require.Equal(t, n.url, next.url)
+	require.Equal(t, n.url, next.URL)
 	n.mu.Lock()
 	n.cur = next
 	close(n.ready)
@@ -256,7 +256,7 @@ func newCrash(t *testing.T, dsn string, nodes, victims []*node) *crash {
 	c.rec = webhookstest.NewRecorder(t, "")
 	var secrets []string
 	for i := range 2 {
-		s := setupShop(t, &started{url: nodes[i%len(nodes)].url}, fmt.Sprintf("app_crash_%d", i), c.rec.URL()+"/hooks")
+		s := setupShop(t, &started{URL: nodes[i%len(nodes)].url}, fmt.Sprintf("app_crash_%d", i), c.rec.URL()+"/hooks")
 		secrets = append(secrets, s.whsec)
 		cs := crashShop{shop: s, cards: map[string]string{},
 			customer: map[string]any{"id": fmt.Sprintf("cus_crash_%d", i), "name": "Crash Test", "email": "crash@shop.example", "phone": "+358401234567"}}
@@ -302,27 +302,27 @@ func (c *crash) post(at int, kind, key, path, auth string, body any, phase strin
 			c.mu.Unlock()
 			continue
 		}
-		a := answer{status: r.status, code: r.code(), replayed: r.header.Get("Idempotent-Replayed") == "true", phase: phase, node: n.name, body: r.body, sent: sent}
-		if r.status < 300 {
-			a.id = r.str("id")
+		a := answer{status: r.Status, code: r.Code(), replayed: r.Header.Get("Idempotent-Replayed") == "true", phase: phase, node: n.name, body: r.Body, sent: sent}
+		if r.Status < 300 {
+			a.id = r.Str("id")
 		}
 		if kind == "confirm" {
 			a.class = a.code
-			if r.status < 300 {
-				a.class = r.str("status")
+			if r.Status < 300 {
+				a.class = r.Str("status")
 			}
 		}
 		if c.onAnswer != nil {
 			c.onAnswer(a)
 		}
-		if c.retry5xx && r.status >= 500 {
+		if c.retry5xx && r.Status >= 500 {
 			k.noAnswer++
 			c.mu.Unlock()
 			// A client's pause before it sends the request again.
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
-		if r.status == http.StatusConflict && a.code == "idempotency_key_in_use" {
+		if r.Status == http.StatusConflict && a.code == "idempotency_key_in_use" {
 			k.inUse++
 			k.parked = true
 			c.mu.Unlock()
@@ -502,7 +502,7 @@ func (c *crash) finish(t *testing.T, begin time.Time) []*keyed {
 		events = events[:0]
 		var open []string
 		for _, s := range c.shops {
-			for _, e := range listAll(t, &started{url: c.nodes[0].url}, s.sk, "/v1/events") {
+			for _, e := range listAll(t, &started{URL: c.nodes[0].url}, s.sk, "/v1/events") {
 				events = append(events, e)
 				if st := e["delivery"].(map[string]any)["status"]; st != "succeeded" && st != "failed" {
 					open = append(open, e["id"].(string))
@@ -523,14 +523,14 @@ func (c *crash) finish(t *testing.T, begin time.Time) []*keyed {
 func (c *crash) advance(t *testing.T, seconds int) {
 	t.Helper()
 	for _, n := range c.nodes {
-		advanceClock(t, &started{url: n.url}, seconds)
+		advanceClock(t, &started{URL: n.url}, seconds)
 	}
 }
 
 // check asserts what the load must leave behind, reporting every failure.
 func (c *crash) check(t *testing.T, db storage.Storage, events []map[string]any) {
 	ctx := t.Context()
-	owner := &started{url: c.nodes[0].url}
+	owner := &started{URL: c.nodes[0].url}
 	stats := sandboxStats(t, owner)
 
 	// Objects per key: the intents by the key that created them.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/internal/servertest"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
 )
 
@@ -66,7 +67,7 @@ func TestSeveralServersRecipesRun(t *testing.T) {
 			dbLine := regexp.MustCompile(`(?m)^DB='[^']*'`)
 			require.Regexp(t, dbLine, script)
 			script = dbLine.ReplaceAllLiteralString(script, `DB="$TEST_DB"`)
-			a, b := freeAddr(t), freeAddr(t)
+			a, b := servertest.FreeAddr(t), servertest.FreeAddr(t)
 			script = strings.NewReplacer("127.0.0.1:8080", a, "127.0.0.1:8081", b).Replace(script)
 			require.NotContains(t, script, "KEELPAY_ENCRYPTION_KEY=\"$(./refserver -new-key)\"", "a key made at each paste would lock the database")
 

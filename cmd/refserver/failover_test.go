@@ -155,9 +155,9 @@ func failover(t *testing.T, synchronous bool) {
 	// restarted, each still runs and answers.
 	for _, n := range nodes {
 		require.Zero(t, n.kills, "%s was restarted", n.name)
-		require.NoError(t, n.cur.cmd.Process.Signal(syscall.Signal(0)), "%s still runs", n.name)
+		require.NoError(t, n.cur.Cmd.Process.Signal(syscall.Signal(0)), "%s still runs", n.name)
 		r := must(t, "GET", n.url+"/v1/payment_intents?limit=1", c.shops[0].sk, nil)
-		require.Equal(t, http.StatusOK, r.status, "%s answers on the new primary: %v", n.name, r.body)
+		require.Equal(t, http.StatusOK, r.Status, "%s answers on the new primary: %v", n.name, r.Body)
 	}
 
 	// Deliveries resumed: events first delivered after the promotion,

@@ -34,13 +34,13 @@ func throughProxy(t *testing.T, dsn string) (string, *faultproxy.Proxy) {
 // healthz probes /healthz with GET and returns its answer.
 func healthz(t *testing.T, s *started) reply {
 	t.Helper()
-	return must(t, http.MethodGet, s.url+"/healthz", "", nil)
+	return must(t, http.MethodGet, s.URL+"/healthz", "", nil)
 }
 
 // headHealthz probes /healthz with HEAD and returns the status.
 func headHealthz(t *testing.T, s *started) int {
 	t.Helper()
-	resp, err := client.Head(s.url + "/healthz")
+	resp, err := client.Head(s.URL + "/healthz")
 	require.NoError(t, err)
 	resp.Body.Close()
 	return resp.StatusCode
@@ -52,8 +52,8 @@ func waitHealth(t *testing.T, s *started, status int) reply {
 	var last reply
 	eventually(t, 20*time.Second, func() string {
 		last = healthz(t, s)
-		if last.status != status {
-			return "/healthz answers " + http.StatusText(last.status) + ", waiting for " + http.StatusText(status)
+		if last.Status != status {
+			return "/healthz answers " + http.StatusText(last.Status) + ", waiting for " + http.StatusText(status)
 		}
 		return ""
 	})
@@ -74,37 +74,37 @@ func TestHealthzFollowsTheDatabase(t *testing.T) {
 	sh := setupShop(t, s, "app_health", "http://127.0.0.1:9/hooks")
 
 	r := healthz(t, s)
-	require.Equal(t, http.StatusOK, r.status)
-	require.Equal(t, "ok", r.str("status"))
-	require.Regexp(t, `^req_\w{24}$`, r.header.Get("Request-Id"))
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "ok", r.Str("status"))
+	require.Regexp(t, `^req_\w{24}$`, r.Header.Get("Request-Id"))
 
 	requireDown := func(what string) {
 		t.Helper()
 		r := waitHealth(t, s, http.StatusServiceUnavailable)
-		require.Equal(t, "database_unavailable", r.code(), "%s: %v", what, r.body)
-		require.Regexp(t, `^req_\w{24}$`, r.header.Get("Request-Id"))
+		require.Equal(t, "database_unavailable", r.Code(), "%s: %v", what, r.Body)
+		require.Regexp(t, `^req_\w{24}$`, r.Header.Get("Request-Id"))
 		require.Equal(t, http.StatusServiceUnavailable, headHealthz(t, s))
 	}
 
 	// The database stops: connections are reset and refused.
 	proxy.Down()
 	requireDown("down")
-	read := must(t, "GET", s.url+"/v1/payment_intents", sh.sk, nil)
-	require.Equal(t, http.StatusInternalServerError, read.status, "%v", read.body)
+	read := must(t, "GET", s.URL+"/v1/payment_intents", sh.sk, nil)
+	require.Equal(t, http.StatusInternalServerError, read.Status, "%v", read.Body)
 	require.NoError(t, proxy.Up())
 	waitHealth(t, s, http.StatusOK)
-	require.Equal(t, http.StatusOK, must(t, "GET", s.url+"/v1/payment_intents", sh.sk, nil).status)
+	require.Equal(t, http.StatusOK, must(t, "GET", s.URL+"/v1/payment_intents", sh.sk, nil).Status)
 
 	// The network stalls: connections stay open, nothing answers.
 	proxy.Stall()
 	requireDown("stalled")
 	proxy.Resume()
 	waitHealth(t, s, http.StatusOK)
-	require.Equal(t, http.StatusOK, must(t, "GET", s.url+"/v1/payment_intents", sh.sk, nil).status)
+	require.Equal(t, http.StatusOK, must(t, "GET", s.URL+"/v1/payment_intents", sh.sk, nil).Status)
 
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, s.cmd.Wait())
-	logs := s.stderr.String()
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, s.Cmd.Wait())
+	logs := s.Stderr.String()
 	require.Equal(t, 2, strings.Count(logs, "readiness: the database does not answer"), logs)
 	require.Equal(t, 2, strings.Count(logs, "readiness: the database answers again"), logs)
 }

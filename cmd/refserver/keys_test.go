@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,23 +12,15 @@ import (
 	"github.com/keelpay/keelpay/keyring"
 )
 
-// stop ends a started server gracefully and returns what it logged.
-func stop(t *testing.T, s *started) string {
-	t.Helper()
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, s.cmd.Wait())
-	return s.stderr.String()
-}
-
 func TestKeyFileBesideTheDatabase(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=", "KEELPAY_KEY_FILE="}
 	s := start(t, dir, env)
-	r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r := must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "app_keys", "client_secret": "secret_keys", "webhook_url": "http://127.0.0.1:9/hooks"})
-	require.Equal(t, 201, r.status, "%v", r.body)
-	logs := stop(t, s)
+	require.Equal(t, 201, r.Status, "%v", r.Body)
+	logs := s.Stop(t)
 	require.Equal(t, 1, strings.Count(logs, "created a new encryption key file"), logs)
 
 	keyFile := filepath.Join(dir, "keelpay.db.key")
@@ -41,10 +32,10 @@ func TestKeyFileBesideTheDatabase(t *testing.T) {
 
 	// The next start uses the file and says nothing about it.
 	s = start(t, dir, env)
-	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r = must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "app_keys", "client_secret": "secret_keys", "webhook_url": "http://127.0.0.1:9/hooks"})
-	require.Equal(t, "store_already_enabled", r.code(), "the store is there: %v", r.body)
-	require.NotContains(t, stop(t, s), "created a new encryption key file")
+	require.Equal(t, "store_already_enabled", r.Code(), "the store is there: %v", r.Body)
+	require.NotContains(t, s.Stop(t), "created a new encryption key file")
 
 	// A copy of the database without its key file opens nothing: the
 	// server makes up a new key of the same id, and the database says it
@@ -66,10 +57,10 @@ func TestKeyFileBesideTheDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(copyDir, "keelpay.db.key"), keys, 0o600))
 	s = start(t, copyDir, env)
-	r = must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r = must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "app_keys", "client_secret": "secret_keys", "webhook_url": "http://127.0.0.1:9/hooks"})
-	require.Equal(t, "store_already_enabled", r.code(), "%v", r.body)
-	require.NotContains(t, stop(t, s), "created a new encryption key file")
+	require.Equal(t, "store_already_enabled", r.Code(), "%v", r.Body)
+	require.NotContains(t, s.Stop(t), "created a new encryption key file")
 	require.NoError(t, os.Remove(filepath.Join(copyDir, "keelpay.db.key")))
 
 	// Nor with some other key given.

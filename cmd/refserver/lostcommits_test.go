@@ -29,21 +29,21 @@ func TestLostCommitsDoNotChargeOrRefundTwice(t *testing.T) {
 
 	// Two intents: one to confirm after the copy, one paid before it, to
 	// refund after the copy.
-	toPay := must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(2500))
-	require.Equal(t, http.StatusCreated, toPay.status, "%v", toPay.body)
-	toRefund := must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(1800))
-	require.Equal(t, http.StatusCreated, toRefund.status, "%v", toRefund.body)
-	paid := must(t, "POST", s.url+"/v1/payment_intents/"+toRefund.str("id")+"/confirm", sh.pk, confirmBody(toRefund, "4242424242424242"))
-	require.Equal(t, "succeeded", paid.str("status"), "%v", paid.body)
+	toPay := must(t, "POST", s.URL+"/v1/payment_intents", sh.sk, intentBody(2500))
+	require.Equal(t, http.StatusCreated, toPay.Status, "%v", toPay.Body)
+	toRefund := must(t, "POST", s.URL+"/v1/payment_intents", sh.sk, intentBody(1800))
+	require.Equal(t, http.StatusCreated, toRefund.Status, "%v", toRefund.Body)
+	paid := must(t, "POST", s.URL+"/v1/payment_intents/"+toRefund.Str("id")+"/confirm", sh.pk, confirmBody(toRefund, "4242424242424242"))
+	require.Equal(t, "succeeded", paid.Str("status"), "%v", paid.Body)
 
 	backup := takeBackup(t, db)
 
 	confirmKey := []string{"Idempotency-Key", "confirm-lost-1"}
-	first := must(t, "POST", s.url+"/v1/payment_intents/"+toPay.str("id")+"/confirm", sh.pk, confirmBody(toPay, "4242424242424242"), confirmKey...)
-	require.Equal(t, "succeeded", first.str("status"), "%v", first.body)
+	first := must(t, "POST", s.URL+"/v1/payment_intents/"+toPay.Str("id")+"/confirm", sh.pk, confirmBody(toPay, "4242424242424242"), confirmKey...)
+	require.Equal(t, "succeeded", first.Str("status"), "%v", first.Body)
 	refundKey := []string{"Idempotency-Key", "refund-lost-1"}
-	refund := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": toRefund.str("id"), "reason": "requested_by_customer"}, refundKey...)
-	require.Equal(t, "succeeded", refund.str("status"), "%v", refund.body)
+	refund := must(t, "POST", s.URL+"/v1/refunds", sh.sk, map[string]any{"payment_intent": toRefund.Str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refund.Str("status"), "%v", refund.Body)
 	before := sandboxStats(t, s)
 	require.Equal(t, 2, before.Charges)
 	require.Equal(t, 1, before.Refunds)
@@ -52,13 +52,13 @@ func TestLostCommitsDoNotChargeOrRefundTwice(t *testing.T) {
 	restoreBackup(t, s, db, backup)
 
 	s = start(t, dir, env)
-	intent := must(t, "GET", s.url+"/v1/payment_intents/"+toPay.str("id"), sh.sk, nil)
-	require.Equal(t, "requires_payment_method", intent.str("status"), "the confirm's commit is gone: %v", intent.body)
+	intent := must(t, "GET", s.URL+"/v1/payment_intents/"+toPay.Str("id"), sh.sk, nil)
+	require.Equal(t, "requires_payment_method", intent.Str("status"), "the confirm's commit is gone: %v", intent.Body)
 
-	again := must(t, "POST", s.url+"/v1/payment_intents/"+toPay.str("id")+"/confirm", sh.pk, confirmBody(toPay, "4242424242424242"), confirmKey...)
-	require.Equal(t, "succeeded", again.str("status"), "%v", again.body)
-	refundAgain := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": toRefund.str("id"), "reason": "requested_by_customer"}, refundKey...)
-	require.Equal(t, "succeeded", refundAgain.str("status"), "the provider paid the refund out once; the retry must say so: %v", refundAgain.body)
+	again := must(t, "POST", s.URL+"/v1/payment_intents/"+toPay.Str("id")+"/confirm", sh.pk, confirmBody(toPay, "4242424242424242"), confirmKey...)
+	require.Equal(t, "succeeded", again.Str("status"), "%v", again.Body)
+	refundAgain := must(t, "POST", s.URL+"/v1/refunds", sh.sk, map[string]any{"payment_intent": toRefund.Str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refundAgain.Str("status"), "the provider paid the refund out once; the retry must say so: %v", refundAgain.Body)
 
 	after := sandboxStats(t, s)
 	require.Equal(t, before.Charges, after.Charges, "a retry after lost commits charged again: %+v", after)
@@ -86,12 +86,12 @@ func TestLostCommitsThenAnotherPathDoNotPayOutTwice(t *testing.T) {
 	s := start(t, dir, env)
 	sh := setupShop(t, s, "app_lostpath", "http://127.0.0.1:9/webhooks")
 
-	pi := must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(3100))
-	require.Equal(t, http.StatusCreated, pi.status, "%v", pi.body)
+	pi := must(t, "POST", s.URL+"/v1/payment_intents", sh.sk, intentBody(3100))
+	require.Equal(t, http.StatusCreated, pi.Status, "%v", pi.Body)
 	// The charge's outcome is unknown; the sandbox settles it as
 	// succeeded two minutes later.
-	r := must(t, "POST", s.url+"/v1/payment_intents/"+pi.str("id")+"/confirm", sh.pk, confirmBody(pi, "4000000000000259"))
-	require.Equal(t, "processing", r.str("status"), "%v", r.body)
+	r := must(t, "POST", s.URL+"/v1/payment_intents/"+pi.Str("id")+"/confirm", sh.pk, confirmBody(pi, "4000000000000259"))
+	require.Equal(t, "processing", r.Str("status"), "%v", r.Body)
 
 	backup := takeBackup(t, db)
 
@@ -99,11 +99,11 @@ func TestLostCommitsThenAnotherPathDoNotPayOutTwice(t *testing.T) {
 	// five (succeeded), then the refund.
 	advanceClock(t, s, 60)
 	advanceClock(t, s, 240)
-	paid := must(t, "GET", s.url+"/v1/payment_intents/"+pi.str("id"), sh.sk, nil)
-	require.Equal(t, "succeeded", paid.str("status"), "%v", paid.body)
+	paid := must(t, "GET", s.URL+"/v1/payment_intents/"+pi.Str("id"), sh.sk, nil)
+	require.Equal(t, "succeeded", paid.Str("status"), "%v", paid.Body)
 	refundKey := []string{"Idempotency-Key", "refund-lostpath-1"}
-	refund := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": pi.str("id"), "reason": "requested_by_customer"}, refundKey...)
-	require.Equal(t, "succeeded", refund.str("status"), "%v", refund.body)
+	refund := must(t, "POST", s.URL+"/v1/refunds", sh.sk, map[string]any{"payment_intent": pi.Str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refund.Str("status"), "%v", refund.Body)
 	before := sandboxStats(t, s)
 	require.Equal(t, 1, before.Refunds)
 
@@ -113,11 +113,11 @@ func TestLostCommitsThenAnotherPathDoNotPayOutTwice(t *testing.T) {
 	// intent is succeeded at another version than before.
 	s = start(t, dir, env)
 	advanceClock(t, s, 60)
-	again := must(t, "GET", s.url+"/v1/payment_intents/"+pi.str("id"), sh.sk, nil)
-	require.Equal(t, "succeeded", again.str("status"), "%v", again.body)
+	again := must(t, "GET", s.URL+"/v1/payment_intents/"+pi.Str("id"), sh.sk, nil)
+	require.Equal(t, "succeeded", again.Str("status"), "%v", again.Body)
 
-	refundAgain := must(t, "POST", s.url+"/v1/refunds", sh.sk, map[string]any{"payment_intent": pi.str("id"), "reason": "requested_by_customer"}, refundKey...)
-	require.Equal(t, "succeeded", refundAgain.str("status"), "the provider paid the refund out once; the retry must say so: %v", refundAgain.body)
+	refundAgain := must(t, "POST", s.URL+"/v1/refunds", sh.sk, map[string]any{"payment_intent": pi.Str("id"), "reason": "requested_by_customer"}, refundKey...)
+	require.Equal(t, "succeeded", refundAgain.Str("status"), "the provider paid the refund out once; the retry must say so: %v", refundAgain.Body)
 	after := sandboxStats(t, s)
 	require.Equal(t, before.Refunds, after.Refunds, "paid out again: %+v", after)
 	require.Equal(t, 1, after.Charges)
@@ -138,8 +138,8 @@ func takeBackup(t *testing.T, db string) string {
 // db: everything committed after the copy is lost.
 func restoreBackup(t *testing.T, s *started, db, backup string) {
 	t.Helper()
-	require.NoError(t, s.cmd.Process.Kill())
-	_ = s.cmd.Wait()
+	require.NoError(t, s.Cmd.Process.Kill())
+	_ = s.Cmd.Wait()
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		require.NoError(t, os.RemoveAll(db+suffix))
 	}

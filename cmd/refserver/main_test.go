@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,10 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/keelpay/keelpay/internal/servertest"
 	"github.com/keelpay/keelpay/keyring"
 	"github.com/keelpay/keelpay/keyring/keyringtest"
 	"github.com/keelpay/keelpay/storage/postgres/postgrestest"
@@ -43,134 +40,39 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// started is a running reference server process.
-type started struct {
-	cmd    *exec.Cmd
-	url    string
-	curl   string
-	stderr *strings.Builder
-}
+// The servertest helpers under the names the tests use.
+type (
+	started = servertest.Server
+	reply   = servertest.Reply
+)
 
-// start runs the binary in dir with env and reads its banner from stdout
-// until the printed curl is complete.
+var (
+	send   = servertest.Send
+	must   = servertest.Must
+	client = servertest.Client
+)
+
+// start runs the built reference server in dir with env; see
+// servertest.Start.
 func start(t *testing.T, dir string, env []string, args ...string) *started {
 	t.Helper()
-	cmd := exec.Command(refserver, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &strings.Builder{}
-	cmd.Stderr = stderr // read only after Wait
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-
-	s := &started{cmd: cmd, stderr: stderr}
-	sc := bufio.NewScanner(stdout)
-	var banner strings.Builder
-	for sc.Scan() {
-		line := sc.Text()
-		banner.WriteString(line + "\n")
-		if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(line); m != nil {
-			s.url = m[1]
-		}
-		if strings.Contains(line, "-d '") {
-			break
-		}
-	}
-	require.NotEmpty(t, s.url, "banner: %s", banner.String())
-	s.curl = banner.String()
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return s
-}
-
-// reply is a reference server's answer.
-type reply struct {
-	status int
-	header http.Header
-	body   map[string]any // the JSON body, when it is JSON
-}
-
-func (r reply) str(key string) string {
-	s, _ := r.body[key].(string)
-	return s
-}
-
-// code is error.code of an error answer.
-func (r reply) code() string {
-	e, _ := r.body["error"].(map[string]any)
-	s, _ := e["code"].(string)
-	return s
-}
-
-var client = &http.Client{Timeout: 30 * time.Second}
-
-// send makes a request with body as JSON (or as a form, for url.Values),
-// the key as bearer token and header as name/value pairs. It returns an
-// error instead of failing the test, so goroutines can use it.
-func send(method, u, key string, body any, header ...string) (reply, error) {
-	var rd io.Reader
-	contentType := "application/json"
-	switch b := body.(type) {
-	case nil:
-	case url.Values:
-		rd, contentType = strings.NewReader(b.Encode()), "application/x-www-form-urlencoded"
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			return reply{}, err
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequest(method, u, rd)
-	if err != nil {
-		return reply{}, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	r := reply{status: resp.StatusCode, header: resp.Header}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.NewDecoder(resp.Body).Decode(&r.body); err != nil {
-			return r, fmt.Errorf("%s %s: %d: %w", method, u, resp.StatusCode, err)
-		}
-	}
-	return r, nil
-}
-
-// must is send for the test's own goroutine.
-func must(t *testing.T, method, u, key string, body any, header ...string) reply {
-	t.Helper()
-	r, err := send(method, u, key, body, header...)
-	require.NoError(t, err)
-	return r
+	return servertest.Start(t, refserver, dir, env, args...)
 }
 
 func TestRunsBareAndThePrintedCurlSetsUpAStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	s := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:0"})
-	require.Contains(t, s.curl, s.url+"/v1/setup")
+	require.Contains(t, s.Banner, s.URL+"/v1/setup")
 
-	resp, err := http.Get(s.url + "/healthz")
+	resp, err := http.Get(s.URL + "/healthz")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	// Run the printed command's request: the body between -d '...'.
-	body := regexp.MustCompile(`-d '([^']*)'`).FindStringSubmatch(s.curl)[1]
-	resp, err = http.Post(s.url+"/v1/setup", "application/json", strings.NewReader(body))
+	body := regexp.MustCompile(`-d '([^']*)'`).FindStringSubmatch(s.Banner)[1]
+	resp, err = http.Post(s.URL+"/v1/setup", "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
@@ -187,8 +89,8 @@ func TestRunsBareAndThePrintedCurlSetsUpAStore(t *testing.T) {
 	require.NoError(t, err)
 
 	// SIGTERM: graceful shutdown, exit status 0.
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, s.cmd.Wait())
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, s.Cmd.Wait())
 }
 
 func TestFlagsWinOverEnvironmentAndJSONLogs(t *testing.T) {
@@ -196,18 +98,18 @@ func TestFlagsWinOverEnvironmentAndJSONLogs(t *testing.T) {
 	dir := t.TempDir()
 	s := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:1", "KEELPAY_DB=ignored.db", "KEELPAY_LOG_FORMAT=json"},
 		"-addr", "127.0.0.1:0", "-db", "custom.db")
-	resp, err := http.Get(s.url + "/v1/nope") // an API request: health checks are not logged
+	resp, err := http.Get(s.URL + "/v1/nope") // an API request: health checks are not logged
 	require.NoError(t, err)
 	resp.Body.Close()
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
-	require.NoError(t, s.cmd.Wait())
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGINT))
+	require.NoError(t, s.Cmd.Wait())
 	_, err = os.Stat(filepath.Join(dir, "custom.db"))
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(dir, "ignored.db"))
 	require.True(t, os.IsNotExist(err))
 	// Every log line is JSON with a request id on request lines.
 	sawRequest := false
-	for _, line := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(s.Stderr.String()), "\n") {
 		var rec map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
 		if rec["msg"] == "request" {
@@ -244,18 +146,18 @@ func TestProfilesOnlyWhereAsked(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	on := start(t, t.TempDir(), nil, "-addr", "127.0.0.1:0", "-pprof", "127.0.0.1:0")
-	m := regexp.MustCompile(`profiles \(net/http/pprof\) at (http://\S+)`).FindStringSubmatch(on.curl)
-	require.NotNil(t, m, on.curl)
-	require.NotContains(t, m[1], on.url)
+	m := regexp.MustCompile(`profiles \(net/http/pprof\) at (http://\S+)`).FindStringSubmatch(on.Banner)
+	require.NotNil(t, m, on.Banner)
+	require.NotContains(t, m[1], on.URL)
 	code, body := get(m[1] + "heap?debug=1")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "heap profile")
-	code, _ = get(on.url + "/debug/pprof/heap?debug=1")
+	code, _ = get(on.URL + "/debug/pprof/heap?debug=1")
 	require.Equal(t, http.StatusNotFound, code)
 
 	off := start(t, t.TempDir(), nil, "-addr", "127.0.0.1:0")
-	require.NotContains(t, off.curl, "pprof")
-	code, _ = get(off.url + "/debug/pprof/")
+	require.NotContains(t, off.Banner, "pprof")
+	code, _ = get(off.URL + "/debug/pprof/")
 	require.Equal(t, http.StatusNotFound, code)
 }
 
@@ -275,7 +177,7 @@ func TestSandboxDatabaseDefaultPostgres(t *testing.T) {
 	sqliteServer := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=", "KEELPAY_KEY_FILE="})
 	require.FileExists(t, filepath.Join(dir, "keelpay.sandbox.db"))
 	pg := start(t, dir, []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}, "-db", dsn)
-	require.Contains(t, pg.curl, "its own sandbox in "+want+",")
+	require.Contains(t, pg.Banner, "its own sandbox in "+want+",")
 	require.FileExists(t, filepath.Join(dir, want))
 	// Both serve their own sandbox side by side.
 	for _, s := range []*started{sqliteServer, pg} {

@@ -32,10 +32,10 @@ type shop struct {
 
 func setupShop(t *testing.T, s *started, clientID, webhookURL string) shop {
 	t.Helper()
-	r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	r := must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": clientID, "client_secret": "secret_" + strings.TrimPrefix(clientID, "app_"), "webhook_url": webhookURL})
-	require.Equal(t, http.StatusCreated, r.status, "%v", r.body)
-	return shop{id: r.str("id"), sk: r.str("secret_key"), pk: r.str("publishable_key"), whsec: r.str("webhook_secret")}
+	require.Equal(t, http.StatusCreated, r.Status, "%v", r.Body)
+	return shop{id: r.Str("id"), sk: r.Str("secret_key"), pk: r.Str("publishable_key"), whsec: r.Str("webhook_secret")}
 }
 
 var customer = map[string]any{"id": "cus_mp", "name": "Multi Process", "email": "mp@shop.example", "phone": "+358401234567"}
@@ -47,7 +47,7 @@ func intentBody(amount int) map[string]any {
 // confirmBody confirms intent (a create's reply) with a new card, as the
 // browser does with the publishable key.
 func confirmBody(intent reply, number string) map[string]any {
-	return map[string]any{"client_secret": intent.str("client_secret"), "number": number, "exp_month": 12, "exp_year": 2035, "cvc": "123"}
+	return map[string]any{"client_secret": intent.Str("client_secret"), "number": number, "exp_month": 12, "exp_year": 2035, "cvc": "123"}
 }
 
 // listAll reads every object of a list endpoint, page by page.
@@ -56,17 +56,17 @@ func listAll(t *testing.T, s *started, key, path string) []map[string]any {
 	var all []map[string]any
 	after := ""
 	for {
-		u := s.url + path + "?limit=100"
+		u := s.URL + path + "?limit=100"
 		if after != "" {
 			u += "&starting_after=" + after
 		}
 		r := must(t, "GET", u, key, nil)
-		require.Equal(t, http.StatusOK, r.status, "%v", r.body)
-		data, _ := r.body["data"].([]any)
+		require.Equal(t, http.StatusOK, r.Status, "%v", r.Body)
+		data, _ := r.Body["data"].([]any)
 		for _, o := range data {
 			all = append(all, o.(map[string]any))
 		}
-		if more, _ := r.body["has_more"].(bool); !more || len(data) == 0 {
+		if more, _ := r.Body["has_more"].(bool); !more || len(data) == 0 {
 			return all
 		}
 		after = all[len(all)-1]["id"].(string)
@@ -75,7 +75,7 @@ func listAll(t *testing.T, s *started, key, path string) []map[string]any {
 
 func sandboxStats(t *testing.T, owner *started) sandbox.Stats {
 	t.Helper()
-	resp, err := client.Get(owner.url + httpprovider.PathPrefix + "stats")
+	resp, err := client.Get(owner.URL + httpprovider.PathPrefix + "stats")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -86,8 +86,8 @@ func sandboxStats(t *testing.T, owner *started) sandbox.Stats {
 
 func advanceClock(t *testing.T, s *started, seconds int) {
 	t.Helper()
-	r := must(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": seconds})
-	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
+	r := must(t, "POST", s.URL+"/sandbox/clock", "", map[string]any{"advance_seconds": seconds})
+	require.Equal(t, http.StatusOK, r.Status, "%v", r.Body)
 }
 
 // TestSandboxURLChargesThroughTheOwner runs a server that owns the sandbox
@@ -97,31 +97,31 @@ func advanceClock(t *testing.T, s *started, seconds int) {
 func TestSandboxURLChargesThroughTheOwner(t *testing.T) {
 	t.Parallel()
 	owner := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0"})
-	other := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_SANDBOX_URL=" + owner.url})
-	require.Contains(t, other.curl, "the sandbox at "+owner.url)
+	other := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0", "KEELPAY_SANDBOX_URL=" + owner.URL})
+	require.Contains(t, other.Banner, "the sandbox at "+owner.URL)
 	for _, path := range []string{httpprovider.PathPrefix + "stats", "/sandbox/3ds/3ds_x"} {
-		require.Equal(t, http.StatusNotFound, must(t, "GET", other.url+path, "", nil).status, "only the owner serves %s", path)
+		require.Equal(t, http.StatusNotFound, must(t, "GET", other.URL+path, "", nil).Status, "only the owner serves %s", path)
 	}
 
 	s := setupShop(t, other, "app_remote", "http://127.0.0.1:9/hooks")
-	intent := must(t, "POST", other.url+"/v1/payment_intents", s.sk, intentBody(2500))
-	require.Equal(t, http.StatusCreated, intent.status)
-	r := must(t, "POST", other.url+"/v1/payment_intents/"+intent.str("id")+"/confirm", s.pk, confirmBody(intent, sandbox.CardVisa))
-	require.Equal(t, "succeeded", r.str("status"), "%v", r.body)
+	intent := must(t, "POST", other.URL+"/v1/payment_intents", s.sk, intentBody(2500))
+	require.Equal(t, http.StatusCreated, intent.Status)
+	r := must(t, "POST", other.URL+"/v1/payment_intents/"+intent.Str("id")+"/confirm", s.pk, confirmBody(intent, sandbox.CardVisa))
+	require.Equal(t, "succeeded", r.Str("status"), "%v", r.Body)
 	require.Equal(t, 1, sandboxStats(t, owner).Charges)
 
 	// 3D Secure: the challenge is the owner's page. The owner's database
 	// does not have this intent, so the other server learns the outcome
 	// by looking the attempt up when the challenge's wait is over.
-	intent = must(t, "POST", other.url+"/v1/payment_intents", s.sk, intentBody(2500))
-	r = must(t, "POST", other.url+"/v1/payment_intents/"+intent.str("id")+"/confirm", s.pk, confirmBody(intent, sandbox.CardThreeDSecure))
-	require.Equal(t, "requires_action", r.str("status"), "%v", r.body)
-	challenge := r.body["next_action"].(map[string]any)["url"].(string)
-	require.True(t, strings.HasPrefix(challenge, owner.url+"/sandbox/3ds/"), challenge)
-	require.Equal(t, http.StatusOK, must(t, "POST", challenge, "", url.Values{"result": {"complete"}}).status)
+	intent = must(t, "POST", other.URL+"/v1/payment_intents", s.sk, intentBody(2500))
+	r = must(t, "POST", other.URL+"/v1/payment_intents/"+intent.Str("id")+"/confirm", s.pk, confirmBody(intent, sandbox.CardThreeDSecure))
+	require.Equal(t, "requires_action", r.Str("status"), "%v", r.Body)
+	challenge := r.Body["next_action"].(map[string]any)["url"].(string)
+	require.True(t, strings.HasPrefix(challenge, owner.URL+"/sandbox/3ds/"), challenge)
+	require.Equal(t, http.StatusOK, must(t, "POST", challenge, "", url.Values{"result": {"complete"}}).Status)
 	advanceClock(t, other, 601)
-	r = must(t, "GET", other.url+"/v1/payment_intents/"+intent.str("id"), s.sk, nil)
-	require.Equal(t, "succeeded", r.str("status"), "%v", r.body)
+	r = must(t, "GET", other.URL+"/v1/payment_intents/"+intent.Str("id"), s.sk, nil)
+	require.Equal(t, "succeeded", r.Str("status"), "%v", r.Body)
 	require.Equal(t, 2, sandboxStats(t, owner).Charges)
 }
 
@@ -172,12 +172,12 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	// does the test's own connection (postgrestest.Open).
 	key := []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}
 	owner := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn)
-	a := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.url)
+	a := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.URL)
 	// b reaches the sandbox through a proxy that, once told to, passes
 	// b's charges on to the owner (which makes them) and keeps the answers
 	// back: b is killed while it waits for one, with the attempt recorded
 	// and the card charged, the moment a crash can hurt most.
-	ownerURL, err := url.Parse(owner.url)
+	ownerURL, err := url.Parse(owner.URL)
 	require.NoError(t, err)
 	toOwner := httputil.NewSingleHostReverseProxy(ownerURL)
 	var withhold atomic.Bool
@@ -215,45 +215,45 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	// Limits hold across processes, because they are counted in the
 	// database. Setup: 5 per minute per client id.
 	for i, s := range []*started{owner, a, b, owner, a, b} {
-		r := must(t, "POST", s.url+"/v1/setup", "", map[string]any{
+		r := must(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 			"client_id": "app_mp_limit", "client_secret": "secret_mp_limit", "webhook_url": "http://127.0.0.1:9/hooks"})
-		require.Equal(t, []int{201, 409, 409, 409, 409, 429}[i], r.status, "setup %d: %v", i+1, r.body)
+		require.Equal(t, []int{201, 409, 409, 409, 409, 429}[i], r.Status, "setup %d: %v", i+1, r.Body)
 	}
 	// Webhook tests: 10 per minute per store.
 	for i := range 11 {
-		r := must(t, "POST", []*started{owner, a, b}[i%3].url+"/v1/webhooks/test", shops[0].sk, nil)
+		r := must(t, "POST", []*started{owner, a, b}[i%3].URL+"/v1/webhooks/test", shops[0].sk, nil)
 		if i < 10 {
-			require.Equal(t, http.StatusAccepted, r.status, "test %d: %v", i+1, r.body)
-			commit(events, r.str("id"), shops[0])
+			require.Equal(t, http.StatusAccepted, r.Status, "test %d: %v", i+1, r.Body)
+			commit(events, r.Str("id"), shops[0])
 		} else {
-			require.Equal(t, "rate_limited", r.code())
-			require.NotEmpty(t, r.header.Get("Retry-After"))
+			require.Equal(t, "rate_limited", r.Code())
+			require.NotEmpty(t, r.Header.Get("Retry-After"))
 		}
 	}
 	// An idempotency key is replayed by another process.
-	r := must(t, "POST", owner.url+"/v1/payment_intents", shops[0].sk, intentBody(700), "Idempotency-Key", "order-700")
-	require.Equal(t, http.StatusCreated, r.status)
-	replay := must(t, "POST", a.url+"/v1/payment_intents", shops[0].sk, intentBody(700), "Idempotency-Key", "order-700")
-	require.Equal(t, http.StatusCreated, replay.status)
-	require.Equal(t, "true", replay.header.Get("Idempotent-Replayed"))
-	require.Equal(t, r.str("id"), replay.str("id"))
+	r := must(t, "POST", owner.URL+"/v1/payment_intents", shops[0].sk, intentBody(700), "Idempotency-Key", "order-700")
+	require.Equal(t, http.StatusCreated, r.Status)
+	replay := must(t, "POST", a.URL+"/v1/payment_intents", shops[0].sk, intentBody(700), "Idempotency-Key", "order-700")
+	require.Equal(t, http.StatusCreated, replay.Status)
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, r.Str("id"), replay.Str("id"))
 	require.Equal(t, "idempotency_key_reused",
-		must(t, "POST", b.url+"/v1/payment_intents", shops[0].sk, intentBody(701), "Idempotency-Key", "order-700").code())
-	commit(intents, r.str("id"), shops[0])
+		must(t, "POST", b.URL+"/v1/payment_intents", shops[0].sk, intentBody(701), "Idempotency-Key", "order-700").Code())
+	commit(intents, r.Str("id"), shops[0])
 
 	// One charge per intent: 20 confirms at once over two servers.
-	intent := must(t, "POST", owner.url+"/v1/payment_intents", shops[0].sk, intentBody(2000))
-	commit(intents, intent.str("id"), shops[0])
+	intent := must(t, "POST", owner.URL+"/v1/payment_intents", shops[0].sk, intentBody(2000))
+	commit(intents, intent.Str("id"), shops[0])
 	statuses := make(chan string, 20)
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
-			r, err := send("POST", []*started{owner, a}[i%2].url+"/v1/payment_intents/"+intent.str("id")+"/confirm", shops[0].pk, confirmBody(intent, sandbox.CardVisa))
+			r, err := send("POST", []*started{owner, a}[i%2].URL+"/v1/payment_intents/"+intent.Str("id")+"/confirm", shops[0].pk, confirmBody(intent, sandbox.CardVisa))
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			statuses <- fmt.Sprintf("%d %s%s", r.status, r.str("status"), r.code())
+			statuses <- fmt.Sprintf("%d %s%s", r.Status, r.Str("status"), r.Code())
 		})
 	}
 	wg.Wait()
@@ -263,12 +263,12 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 		count[s]++
 	}
 	require.Equal(t, map[string]int{"200 succeeded": 1, "409 payment_intent_unexpected_state": 19}, count)
-	succeeded[intent.str("id")] = true
+	succeeded[intent.Str("id")] = true
 	// One send per refund: 6 sends at once over two servers.
 	replies := make(chan reply, 6)
 	for i := range 6 {
 		wg.Go(func() {
-			r, err := send("POST", []*started{a, b}[i%2].url+"/v1/refunds", shops[0].sk, map[string]any{"payment_intent": intent.str("id"), "reason": "twice?"})
+			r, err := send("POST", []*started{a, b}[i%2].URL+"/v1/refunds", shops[0].sk, map[string]any{"payment_intent": intent.Str("id"), "reason": "twice?"})
 			if err != nil {
 				t.Error(err)
 				return
@@ -280,13 +280,13 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	close(replies)
 	created := 0
 	for r := range replies {
-		switch r.status {
+		switch r.Status {
 		case http.StatusCreated:
 			created++
-			require.Equal(t, "succeeded", r.str("status"))
-			commit(refunds, r.str("id"), shops[0])
+			require.Equal(t, "succeeded", r.Str("status"))
+			commit(refunds, r.Str("id"), shops[0])
 		default:
-			require.Contains(t, []string{"refund_in_progress", "refund_exists"}, r.code(), "%v", r.body)
+			require.Contains(t, []string{"refund_in_progress", "refund_exists"}, r.Code(), "%v", r.Body)
 		}
 	}
 	require.Equal(t, 1, created)
@@ -329,7 +329,7 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 		withhold.Store(true)
 		rec.SetResponder(holdTests)
 		defer rec.SetResponder(nil)
-		go func() { _, _ = send("POST", b.url+"/v1/webhooks/test", shops[1].sk, nil) }()
+		go func() { _, _ = send("POST", b.URL+"/v1/webhooks/test", shops[1].sk, nil) }()
 		timeout := time.After(10 * time.Second)
 		select {
 		case <-withheld:
@@ -343,7 +343,7 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 			t.Error("b's webhook test was not delivered")
 			return
 		}
-		if err := b.cmd.Process.Kill(); err != nil {
+		if err := b.Cmd.Process.Kill(); err != nil {
 			t.Error(err)
 		}
 		mu.Lock()
@@ -362,48 +362,48 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	pay := func(i int) error {
 		ss := shops[i%2]
 		srv := servers(i)
-		intent, err := send("POST", srv[0].url+"/v1/payment_intents", ss.sk, intentBody(1000+i))
+		intent, err := send("POST", srv[0].URL+"/v1/payment_intents", ss.sk, intentBody(1000+i))
 		if err != nil {
 			return noAnswer(srv[0], err)
 		}
-		if intent.status != http.StatusCreated {
-			return fmt.Errorf("create: %d %v", intent.status, intent.body)
+		if intent.Status != http.StatusCreated {
+			return fmt.Errorf("create: %d %v", intent.Status, intent.Body)
 		}
-		id := intent.str("id")
+		id := intent.Str("id")
 		commit(intents, id, ss)
 		number, confirmOn := sandbox.CardVisa, srv[1]
 		if i%10 == 3 {
 			number, confirmOn = sandbox.CardThreeDSecure, a
 		}
-		r, err := send("POST", confirmOn.url+"/v1/payment_intents/"+id+"/confirm", ss.pk, confirmBody(intent, number))
+		r, err := send("POST", confirmOn.URL+"/v1/payment_intents/"+id+"/confirm", ss.pk, confirmBody(intent, number))
 		if err != nil {
 			return noAnswer(confirmOn, err) // an attempt b recorded is the reconciler's now
 		}
 		if number == sandbox.CardThreeDSecure {
-			if r.str("status") != "requires_action" {
-				return fmt.Errorf("3D Secure confirm: %d %v", r.status, r.body)
+			if r.Str("status") != "requires_action" {
+				return fmt.Errorf("3D Secure confirm: %d %v", r.Status, r.Body)
 			}
-			challenge := r.body["next_action"].(map[string]any)["url"].(string)
-			if !strings.HasPrefix(challenge, owner.url+"/sandbox/3ds/") {
+			challenge := r.Body["next_action"].(map[string]any)["url"].(string)
+			if !strings.HasPrefix(challenge, owner.URL+"/sandbox/3ds/") {
 				return fmt.Errorf("the challenge %s is not the owner's", challenge)
 			}
-			if page, err := send("POST", challenge, "", url.Values{"result": {"complete"}}); err != nil || page.status != http.StatusOK {
-				return fmt.Errorf("3D Secure answer: %v %v", page.status, err)
+			if page, err := send("POST", challenge, "", url.Values{"result": {"complete"}}); err != nil || page.Status != http.StatusOK {
+				return fmt.Errorf("3D Secure answer: %v %v", page.Status, err)
 			}
 			// The owner's sandbox notifies the owner, which finishes the
 			// intent that a started.
-			for deadline := time.Now().Add(10 * time.Second); r.str("status") != "succeeded"; {
+			for deadline := time.Now().Add(10 * time.Second); r.Str("status") != "succeeded"; {
 				if time.Now().After(deadline) {
-					return fmt.Errorf("3D Secure intent %s still %s", id, r.str("status"))
+					return fmt.Errorf("3D Secure intent %s still %s", id, r.Str("status"))
 				}
 				time.Sleep(10 * time.Millisecond)
-				if r, err = send("GET", a.url+"/v1/payment_intents/"+id, ss.sk, nil); err != nil {
+				if r, err = send("GET", a.URL+"/v1/payment_intents/"+id, ss.sk, nil); err != nil {
 					return err
 				}
 			}
 		}
-		if r.str("status") != "succeeded" {
-			return fmt.Errorf("confirm: %d %v", r.status, r.body)
+		if r.Str("status") != "succeeded" {
+			return fmt.Errorf("confirm: %d %v", r.Status, r.Body)
 		}
 		mu.Lock()
 		succeeded[id] = true
@@ -412,14 +412,14 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 			return nil
 		}
 		refundOn := srv[len(srv)-1]
-		rf, err := send("POST", refundOn.url+"/v1/refunds", ss.sk, map[string]any{"payment_intent": id, "reason": "returned"})
+		rf, err := send("POST", refundOn.URL+"/v1/refunds", ss.sk, map[string]any{"payment_intent": id, "reason": "returned"})
 		if err != nil {
 			return noAnswer(refundOn, err)
 		}
-		if rf.status != http.StatusCreated || rf.str("status") != "succeeded" {
-			return fmt.Errorf("refund: %d %v", rf.status, rf.body)
+		if rf.Status != http.StatusCreated || rf.Str("status") != "succeeded" {
+			return fmt.Errorf("refund: %d %v", rf.Status, rf.Body)
 		}
-		commit(refunds, rf.str("id"), ss)
+		commit(refunds, rf.Str("id"), ss)
 		return nil
 	}
 	jobs := make(chan int)
@@ -443,7 +443,7 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	close(jobs)
 	wg.Wait()
 	<-killed
-	require.Error(t, b.cmd.Wait(), "b was killed")
+	require.Error(t, b.Cmd.Wait(), "b was killed")
 	t.Logf("load: %d payments in %v; %d intents, %d succeeded as seen by the client, %d refunds, %d webhook tests committed",
 		payments, time.Since(begin).Round(time.Millisecond), len(intents), len(succeeded), len(refunds), len(events))
 
@@ -458,10 +458,10 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	require.Positive(t, counts.ByStatus[keelpay.IntentProcessing], "b left the attempt whose charge was withheld")
 	// b's webhook test stays b's until its lease lapses: nobody records an
 	// attempt of it.
-	r = must(t, "GET", a.url+"/v1/events/"+heldID, shops[1].sk, nil)
-	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
+	r = must(t, "GET", a.URL+"/v1/events/"+heldID, shops[1].sk, nil)
+	require.Equal(t, http.StatusOK, r.Status, "%v", r.Body)
 	require.Equal(t, map[string]any{"status": "pending", "attempts": 0.0},
-		map[string]any{"status": r.body["delivery"].(map[string]any)["status"], "attempts": r.body["delivery"].(map[string]any)["attempts"]})
+		map[string]any{"status": r.Body["delivery"].(map[string]any)["status"], "attempts": r.Body["delivery"].(map[string]any)["attempts"]})
 	t.Logf("b left %d intents processing; %d deliveries received so far", counts.ByStatus[keelpay.IntentProcessing], len(rec.Deliveries()))
 	advanceClock(t, owner, 120)
 	advanceClock(t, a, 120)
@@ -529,19 +529,19 @@ func TestSeveralServersShareOnePostgreSQLDatabase(t *testing.T) {
 	// succeed is still succeeded; every refund that paid out is one the
 	// database has as succeeded.
 	for id, s := range intents {
-		r := must(t, "GET", a.url+"/v1/payment_intents/"+id, s.sk, nil)
-		require.Equal(t, http.StatusOK, r.status, id)
+		r := must(t, "GET", a.URL+"/v1/payment_intents/"+id, s.sk, nil)
+		require.Equal(t, http.StatusOK, r.Status, id)
 		if succeeded[id] {
-			require.Equal(t, "succeeded", r.str("status"), id)
+			require.Equal(t, "succeeded", r.Str("status"), id)
 		}
 	}
 	for id, s := range refunds {
-		r := must(t, "GET", owner.url+"/v1/refunds/"+id, s.sk, nil)
-		require.Equal(t, http.StatusOK, r.status, id)
-		require.Equal(t, "succeeded", r.str("status"), id)
+		r := must(t, "GET", owner.URL+"/v1/refunds/"+id, s.sk, nil)
+		require.Equal(t, http.StatusOK, r.Status, id)
+		require.Equal(t, "succeeded", r.Str("status"), id)
 	}
 	for id, s := range events {
-		require.Equal(t, http.StatusOK, must(t, "GET", a.url+"/v1/events/"+id, s.sk, nil).status, id)
+		require.Equal(t, http.StatusOK, must(t, "GET", a.URL+"/v1/events/"+id, s.sk, nil).Status, id)
 	}
 	refunded, all := 0, 0
 	for _, s := range shops {

@@ -134,13 +134,13 @@ func runOverload(t *testing.T, dsn string, seconds int, s *started) {
 	t.Cleanup(o.client.CloseIdleConnections)
 	o.sh = setupShop(t, s, "app_overload", "http://127.0.0.1:9/hooks")
 	o.customer = map[string]any{"id": "cus_overload", "name": "Over Load", "email": "ol@shop.example", "phone": "+358401234567"}
-	session := must(t, "POST", s.url+"/v1/card_sessions", o.sh.sk,
+	session := must(t, "POST", s.URL+"/v1/card_sessions", o.sh.sk,
 		map[string]any{"customer": o.customer, "page_origins": []string{"https://shop.example"}}, "Idempotency-Key", "overload-session")
-	require.Equal(t, http.StatusCreated, session.status, "%v", session.body)
-	card := must(t, "POST", s.url+"/v1/card_sessions/"+session.str("id")+"/cards", o.sh.pk, map[string]any{
-		"client_secret": session.str("client_secret"), "number": sandbox.CardVisa, "exp_month": 12, "exp_year": 2035, "cvc": "123"})
-	require.Equal(t, http.StatusCreated, card.status, "%v", card.body)
-	o.card = card.str("id")
+	require.Equal(t, http.StatusCreated, session.Status, "%v", session.Body)
+	card := must(t, "POST", s.URL+"/v1/card_sessions/"+session.Str("id")+"/cards", o.sh.pk, map[string]any{
+		"client_secret": session.Str("client_secret"), "number": sandbox.CardVisa, "exp_month": 12, "exp_year": 2035, "cvc": "123"})
+	require.Equal(t, http.StatusCreated, card.Status, "%v", card.Body)
+	o.card = card.Str("id")
 	// The ceiling of the server's peak memory: what it holds before the
 	// load, each connection the burst may open, the admitted work and,
 	// on SQLite, the page cache of the writer and of every reader
@@ -410,7 +410,7 @@ func (o *overload) step(kind, key, intent, path string, body any) (overloadAnswe
 // pool keeps a connection per open flow.
 func (o *overload) post(kind, key, intent, path string, body any) (overloadAnswer, bool) {
 	data, _ := json.Marshal(body) // maps of strings and numbers
-	req, err := http.NewRequest("POST", o.s.url+path, bytes.NewReader(data))
+	req, err := http.NewRequest("POST", o.s.URL+path, bytes.NewReader(data))
 	if err != nil {
 		panic(err) // the server's own URL
 	}
@@ -479,7 +479,7 @@ func statusRank(s string) int {
 // mark')", "VmRSS: Resident set size").
 func rss(t *testing.T, s *started, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Cmd.Process.Pid))
 	require.NoError(t, err)
 	for line := range strings.Lines(string(b)) {
 		if v, ok := strings.CutPrefix(line, field); ok {
@@ -488,6 +488,6 @@ func rss(t *testing.T, s *started, field string) int64 {
 			return kb << 10
 		}
 	}
-	t.Fatalf("no %s in /proc/%d/status", field, s.cmd.Process.Pid)
+	t.Fatalf("no %s in /proc/%d/status", field, s.Cmd.Process.Pid)
 	return 0
 }

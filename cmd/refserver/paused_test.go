@@ -96,7 +96,7 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	dsn := dsnIn(t, postgrestest.DSN(t), schema)
 	key := []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}
 	owner := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn)
-	other := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.url)
+	other := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", owner.URL)
 	// The paused server's connections go through a fault proxy, and carry
 	// an application name by which the test finds them in the database.
 	app := "keelpay_paused_" + schema
@@ -110,8 +110,8 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	q.Set("default_query_exec_mode", "cache_describe")
 	u.RawQuery = q.Encode()
 	pausedDSN, proxy := throughProxy(t, u.String())
-	paused := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", pausedDSN, "-sandbox-url", owner.url)
-	t.Cleanup(func() { _ = paused.cmd.Process.Signal(syscall.SIGCONT); proxy.Resume() })
+	paused := start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", pausedDSN, "-sandbox-url", owner.URL)
+	t.Cleanup(func() { _ = paused.Cmd.Process.Signal(syscall.SIGCONT); proxy.Resume() })
 
 	rec := &receipts{ids: map[string]bool{}}
 	hooks := httptest.NewServer(rec)
@@ -192,8 +192,8 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 	for i := range 3 {
 		moment()
 		hold(fmt.Sprintf("SIGSTOP %d", i+1), pauseFor,
-			func() { require.NoError(t, paused.cmd.Process.Signal(syscall.SIGSTOP)) },
-			func() { require.NoError(t, paused.cmd.Process.Signal(syscall.SIGCONT)) })
+			func() { require.NoError(t, paused.Cmd.Process.Signal(syscall.SIGSTOP)) },
+			func() { require.NoError(t, paused.Cmd.Process.Signal(syscall.SIGCONT)) })
 	}
 
 	moment()
@@ -242,19 +242,19 @@ func TestPausedServerDoesNotStopOthersWebhooks(t *testing.T) {
 // payOnce creates a payment intent on s for sh and confirms it with a
 // card that succeeds: one payment_intent.succeeded webhook.
 func payOnce(s *started, sh shop, amount int) error {
-	intent, err := send("POST", s.url+"/v1/payment_intents", sh.sk, intentBody(amount))
+	intent, err := send("POST", s.URL+"/v1/payment_intents", sh.sk, intentBody(amount))
 	if err != nil {
 		return err
 	}
-	if intent.status != http.StatusCreated {
-		return fmt.Errorf("create: %d %v", intent.status, intent.body)
+	if intent.Status != http.StatusCreated {
+		return fmt.Errorf("create: %d %v", intent.Status, intent.Body)
 	}
-	r, err := send("POST", s.url+"/v1/payment_intents/"+intent.str("id")+"/confirm", sh.pk, confirmBody(intent, sandbox.CardVisa))
+	r, err := send("POST", s.URL+"/v1/payment_intents/"+intent.Str("id")+"/confirm", sh.pk, confirmBody(intent, sandbox.CardVisa))
 	if err != nil {
 		return err
 	}
-	if r.str("status") != "succeeded" {
-		return fmt.Errorf("confirm: %d %v", r.status, r.body)
+	if r.Str("status") != "succeeded" {
+		return fmt.Errorf("confirm: %d %v", r.Status, r.Body)
 	}
 	return nil
 }

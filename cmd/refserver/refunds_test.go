@@ -18,7 +18,7 @@ func TestRefundsOnTheSandboxClock(t *testing.T) {
 	t.Parallel()
 	s := start(t, t.TempDir(), []string{"KEELPAY_ADDR=127.0.0.1:0"})
 	rec := webhookstest.NewRecorder(t, "")
-	status, store := call(t, "POST", s.url+"/v1/setup", "", map[string]any{
+	status, store := call(t, "POST", s.URL+"/v1/setup", "", map[string]any{
 		"client_id": "app_refunds", "client_secret": "secret_refunds", "webhook_url": rec.URL() + "/hooks"})
 	require.Equal(t, http.StatusCreated, status)
 	require.NoError(t, rec.SetSecrets(store["webhook_secret"].(string)))
@@ -27,16 +27,16 @@ func TestRefundsOnTheSandboxClock(t *testing.T) {
 
 	pay := func(number string) string {
 		t.Helper()
-		status, pi := call(t, "POST", s.url+"/v1/payment_intents", sk, map[string]any{"amount": 4200, "currency": "EUR", "customer": customer})
+		status, pi := call(t, "POST", s.URL+"/v1/payment_intents", sk, map[string]any{"amount": 4200, "currency": "EUR", "customer": customer})
 		require.Equal(t, http.StatusCreated, status, "%v", pi)
-		status, pi = call(t, "POST", s.url+"/v1/payment_intents/"+pi["id"].(string)+"/confirm", pk, map[string]any{
+		status, pi = call(t, "POST", s.URL+"/v1/payment_intents/"+pi["id"].(string)+"/confirm", pk, map[string]any{
 			"client_secret": pi["client_secret"], "number": number, "exp_month": 12, "exp_year": 2035, "cvc": "123"})
 		require.Equal(t, http.StatusOK, status, "%v", pi)
 		require.Equal(t, "succeeded", pi["status"])
 		return pi["id"].(string)
 	}
 	refund := func(pi string) (int, map[string]any) {
-		return call(t, "POST", s.url+"/v1/refunds", sk, map[string]any{"payment_intent": pi, "reason": "Changed my mind"})
+		return call(t, "POST", s.URL+"/v1/refunds", sk, map[string]any{"payment_intent": pi, "reason": "Changed my mind"})
 	}
 	types := func() map[string]int {
 		got := map[string]int{}
@@ -64,7 +64,7 @@ func TestRefundsOnTheSandboxClock(t *testing.T) {
 	// and sent again (at least once), and this test counts each change's
 	// deliveries.
 	require.Eventually(t, func() bool {
-		_, evs := call(t, "GET", s.url+"/v1/events?limit=100", sk, nil)
+		_, evs := call(t, "GET", s.URL+"/v1/events?limit=100", sk, nil)
 		data, _ := evs["data"].([]any)
 		for _, e := range data {
 			e := e.(map[string]any)
@@ -77,9 +77,9 @@ func TestRefundsOnTheSandboxClock(t *testing.T) {
 		}
 		return len(data) > 0
 	}, time.Minute, 5*time.Millisecond, "the payment's webhook is recorded delivered")
-	status, _ = call(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 180})
+	status, _ = call(t, "POST", s.URL+"/sandbox/clock", "", map[string]any{"advance_seconds": 180})
 	require.Equal(t, http.StatusOK, status)
-	status, got := call(t, "GET", s.url+"/v1/refunds/"+r["id"].(string), sk, nil)
+	status, got := call(t, "GET", s.URL+"/v1/refunds/"+r["id"].(string), sk, nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "succeeded", got["status"])
 	status, exists := refund(unknown)

@@ -24,34 +24,34 @@ func TestEveryAnswerHasARequestIDAndItsLogLinesToo(t *testing.T) {
 	ids := map[string]string{} // what -> request id
 	check := func(what string, r reply) {
 		t.Helper()
-		id := r.header.Get("Request-Id")
+		id := r.Header.Get("Request-Id")
 		require.Regexp(t, `^req_\w{24}$`, id, "%s answered without Request-Id", what)
 		ids[what] = id
 	}
-	check("GET /healthz", must(t, "GET", s.url+"/healthz", "", nil))
-	check("GET /metrics", must(t, "GET", s.url+"/metrics", "", nil))
-	check("GET /sandbox/clock", must(t, "GET", s.url+"/sandbox/clock", "", nil))
-	check("POST /sandbox/clock", must(t, "POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": 1}))
-	check("PUT /sandbox/clock", must(t, "PUT", s.url+"/sandbox/clock", "", nil))
+	check("GET /healthz", must(t, "GET", s.URL+"/healthz", "", nil))
+	check("GET /metrics", must(t, "GET", s.URL+"/metrics", "", nil))
+	check("GET /sandbox/clock", must(t, "GET", s.URL+"/sandbox/clock", "", nil))
+	check("POST /sandbox/clock", must(t, "POST", s.URL+"/sandbox/clock", "", map[string]any{"advance_seconds": 1}))
+	check("PUT /sandbox/clock", must(t, "PUT", s.URL+"/sandbox/clock", "", nil))
 
-	intent := must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(1000))
-	require.Equal(t, http.StatusCreated, intent.status)
-	r := must(t, "POST", s.url+"/v1/payment_intents/"+intent.str("id")+"/confirm", sh.pk, confirmBody(intent, "4000000000000259"))
-	require.Equal(t, "processing", r.str("status"))
+	intent := must(t, "POST", s.URL+"/v1/payment_intents", sh.sk, intentBody(1000))
+	require.Equal(t, http.StatusCreated, intent.Status)
+	r := must(t, "POST", s.URL+"/v1/payment_intents/"+intent.Str("id")+"/confirm", sh.pk, confirmBody(intent, "4000000000000259"))
+	require.Equal(t, "processing", r.Str("status"))
 	check("confirm", r)
 
-	intent = must(t, "POST", s.url+"/v1/payment_intents", sh.sk, intentBody(1000))
-	r = must(t, "POST", s.url+"/v1/payment_intents/"+intent.str("id")+"/confirm", sh.pk, confirmBody(intent, "4000000000003220"))
-	next, _ := r.body["next_action"].(map[string]any)
+	intent = must(t, "POST", s.URL+"/v1/payment_intents", sh.sk, intentBody(1000))
+	r = must(t, "POST", s.URL+"/v1/payment_intents/"+intent.Str("id")+"/confirm", sh.pk, confirmBody(intent, "4000000000003220"))
+	next, _ := r.Body["next_action"].(map[string]any)
 	page, _ := next["url"].(string)
 	require.NotEmpty(t, page)
 	check("GET 3-D Secure page", must(t, "GET", page, "", nil))
 	check("POST 3-D Secure page", must(t, "POST", page, "", url.Values{"result": {"complete"}}))
 
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, s.cmd.Wait())
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, s.Cmd.Wait())
 	logged := map[string][]string{} // request id -> messages
-	for _, line := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(s.Stderr.String()), "\n") {
 		var rec map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
 		if id, ok := rec["request_id"].(string); ok {

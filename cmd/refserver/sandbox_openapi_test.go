@@ -75,11 +75,11 @@ func TestSandboxOpenAPIRoutesAnswerAsDescribed(t *testing.T) {
 	sh := setupShop(t, s, "app_sbxdoc", "http://127.0.0.1:9/webhooks")
 	sk := sh.sk
 	// A challenge to answer: an intent confirmed with the 3D Secure card.
-	pi := must(t, "POST", s.url+"/v1/payment_intents", sk, intentBody(900))
-	require.Equal(t, http.StatusCreated, pi.status, "%v", pi.body)
-	three := must(t, "POST", s.url+"/v1/payment_intents/"+pi.str("id")+"/confirm", sh.pk, confirmBody(pi, "4000000000003220"))
-	require.Equal(t, "requires_action", three.str("status"), "%v", three.body)
-	challenge := path.Base(three.body["next_action"].(map[string]any)["url"].(string))
+	pi := must(t, "POST", s.URL+"/v1/payment_intents", sk, intentBody(900))
+	require.Equal(t, http.StatusCreated, pi.Status, "%v", pi.Body)
+	three := must(t, "POST", s.URL+"/v1/payment_intents/"+pi.Str("id")+"/confirm", sh.pk, confirmBody(pi, "4000000000003220"))
+	require.Equal(t, "requires_action", three.Str("status"), "%v", three.Body)
+	challenge := path.Base(three.Body["next_action"].(map[string]any)["url"].(string))
 
 	calls := []sandboxCall{
 		{op: "GET /sandbox/clock", path: "/sandbox/clock", status: 200},
@@ -124,14 +124,14 @@ func TestSandboxOpenAPIRoutesAnswerAsDescribed(t *testing.T) {
 			method = "PUT"
 		}
 		t.Run(c.op+" "+strconv.Itoa(c.status), func(t *testing.T) {
-			checkSandboxAnswer(t, doc, desc, method, s.url+c.path, c)
+			checkSandboxAnswer(t, doc, desc, method, s.URL+c.path, c)
 		})
 	}
 	for op := range ops {
 		require.True(t, called[op], "%s is in %s but the test does not call it", op, sandboxOpenAPIName)
 	}
 	// DELETE left every fault off.
-	require.EqualValues(t, 0, must(t, "GET", s.url+"/sandbox/webhooks/faults", sk, nil).body["duplicate"])
+	require.EqualValues(t, 0, must(t, "GET", s.URL+"/sandbox/webhooks/faults", sk, nil).Body["duplicate"])
 }
 
 func checkSandboxAnswer(t *testing.T, doc *openapicheck.Doc, op map[string]any, method, u string, c sandboxCall) {

@@ -479,7 +479,7 @@ func runSoak(t *testing.T, s *started, d time.Duration, backend string, rows *[]
 	}))
 	t.Cleanup(receiver.Close)
 
-	k := &soak{s: s, pid: s.cmd.Process.Pid, kinds: map[string]int{}, shop: setupShop(t, s, "app_soak_"+backend, receiver.URL+"/webhooks")}
+	k := &soak{s: s, pid: s.Cmd.Process.Pid, kinds: map[string]int{}, shop: setupShop(t, s, "app_soak_"+backend, receiver.URL+"/webhooks")}
 	interval := min(max(d/120, 2*time.Second), 10*time.Second)
 	t.Logf("%s: soak for %v, a sample every %v, the sandbox clock moving %v", backend, d, interval, soakClock)
 
@@ -534,12 +534,12 @@ func runSoak(t *testing.T, s *started, d time.Duration, backend string, rows *[]
 			if step < 1 {
 				continue
 			}
-			r, err := send("POST", s.url+"/sandbox/clock", "", map[string]any{"advance_seconds": step})
-			if err != nil || r.status != http.StatusOK {
+			r, err := send("POST", s.URL+"/sandbox/clock", "", map[string]any{"advance_seconds": step})
+			if err != nil || r.Status != http.StatusOK {
 				k.fail("clock", r, err)
 				continue
 			}
-			off, _ := r.body["offset_seconds"].(float64)
+			off, _ := r.Body["offset_seconds"].(float64)
 			k.clockOffset.Store(int64(off))
 			// The first retention window is over once the clock has
 			// moved twice the retention period: what the first period
@@ -584,8 +584,8 @@ sampling:
 		final[`keelpay_payment_intents{status="canceled"}`], final[`keelpay_payment_attempts_total{code="authentication_expired",outcome="failed"}`])
 
 	// The server shuts down cleanly after all that.
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, s.cmd.Wait(), "exit after the soak: %s", lastLines(s.stderr.String(), 20))
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, s.Cmd.Wait(), "exit after the soak: %s", lastLines(s.Stderr.String(), 20))
 
 	// Unexpected answers, growth, then what the run covered.
 	at := time.Duration(retentionAt.Load())
@@ -599,7 +599,7 @@ sampling:
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.failed > 0 {
-		t.Logf("%s: the server's warnings and errors:\n%s", backend, soakLogProblems(s.stderr.String(), 40))
+		t.Logf("%s: the server's warnings and errors:\n%s", backend, soakLogProblems(s.Stderr.String(), 40))
 	}
 	require.Zero(t, k.failed, "unexpected answers %v, the first of each: %s", k.kinds, strings.Join(k.failures, "\n"))
 	require.Empty(t, grew, "grows without bound over the second half of the run")
@@ -683,7 +683,7 @@ func (k *soak) sample(elapsed time.Duration, dbSize func() (int64, error)) (soak
 // scrape reads /metrics: each sample line's value by its name and labels
 // as written.
 func (k *soak) scrape() (map[string]float64, error) {
-	resp, err := client.Get(k.s.url + "/metrics")
+	resp, err := client.Get(k.s.URL + "/metrics")
 	if err != nil {
 		return nil, err
 	}
@@ -723,10 +723,10 @@ func (k *soak) metrics(t *testing.T) map[string]float64 {
 func (k *soak) call(op, method, path, key string, body any, ok ...int) (reply, bool) {
 	u := path
 	if strings.HasPrefix(path, "/") {
-		u = k.s.url + path
+		u = k.s.URL + path
 	}
 	r, err := k.do(method, u, key, body)
-	if err != nil || !slices.Contains(ok, r.status) {
+	if err != nil || !slices.Contains(ok, r.Status) {
 		k.fail(op+" "+method+" "+path, r, err)
 		return r, false
 	}
@@ -749,9 +749,9 @@ func (k *soak) fail(what string, r reply, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.failed++
-	kind := fmt.Sprintf("%s: %d", what, r.status)
+	kind := fmt.Sprintf("%s: %d", what, r.Status)
 	if k.kinds[kind]++; k.kinds[kind] == 1 && len(k.failures) < 20 {
-		k.failures = append(k.failures, fmt.Sprintf("%s %v %v", kind, r.body, err))
+		k.failures = append(k.failures, fmt.Sprintf("%s %v %v", kind, r.Body, err))
 	}
 }
 
@@ -812,12 +812,12 @@ func (k *soak) createIntent(r *rand.Rand, op string, body map[string]any) (reply
 	if r.IntN(2) == 0 {
 		header = []string{"Idempotency-Key", fmt.Sprintf("soak-%d-%d", r.Uint64(), time.Now().UnixNano())}
 	}
-	res, err := k.do("POST", k.s.url+"/v1/payment_intents", k.shop.sk, body, header...)
-	if err != nil || res.status != http.StatusCreated {
+	res, err := k.do("POST", k.s.URL+"/v1/payment_intents", k.shop.sk, body, header...)
+	if err != nil || res.Status != http.StatusCreated {
 		k.fail(op+" create", res, err)
 		return res, false
 	}
-	k.remember(&k.recent, res.str("id"))
+	k.remember(&k.recent, res.Str("id"))
 	return res, true
 }
 
@@ -831,13 +831,13 @@ func (k *soak) payNewCard(r *rand.Rand) {
 	}
 	cards := []string{sandbox.CardVisa, sandbox.CardVisa, sandbox.CardVisa, sandbox.CardMastercard, sandbox.CardVisa,
 		sandbox.CardDeclined, sandbox.CardInsufficientFunds, sandbox.CardOutcomeUnknown, sandbox.CardRefundRejected, sandbox.CardVisa}
-	paid, ok := k.call("pay", "POST", "/v1/payment_intents/"+intent.str("id")+"/confirm", k.shop.pk,
+	paid, ok := k.call("pay", "POST", "/v1/payment_intents/"+intent.Str("id")+"/confirm", k.shop.pk,
 		confirmBody(intent, cards[r.IntN(len(cards))]), http.StatusOK)
-	if !ok || paid.str("status") != "succeeded" || r.IntN(5) >= 2 {
+	if !ok || paid.Str("status") != "succeeded" || r.IntN(5) >= 2 {
 		return
 	}
 	k.call("refund", "POST", "/v1/refunds", k.shop.sk,
-		map[string]any{"payment_intent": paid.str("id"), "reason": "soak: returned"}, http.StatusCreated)
+		map[string]any{"payment_intent": paid.Str("id"), "reason": "soak: returned"}, http.StatusCreated)
 }
 
 // pay3DS confirms with the 3D Secure card; the buyer completes most
@@ -848,21 +848,21 @@ func (k *soak) pay3DS(r *rand.Rand) {
 	if !ok {
 		return
 	}
-	res, ok := k.call("3ds", "POST", "/v1/payment_intents/"+intent.str("id")+"/confirm", k.shop.pk,
+	res, ok := k.call("3ds", "POST", "/v1/payment_intents/"+intent.Str("id")+"/confirm", k.shop.pk,
 		confirmBody(intent, sandbox.CardThreeDSecure), http.StatusOK)
 	if !ok {
 		return
 	}
-	next, _ := res.body["next_action"].(map[string]any)
+	next, _ := res.Body["next_action"].(map[string]any)
 	challenge, _ := next["url"].(string)
-	if res.str("status") != "requires_action" || challenge == "" {
+	if res.Str("status") != "requires_action" || challenge == "" {
 		// The clock moves minutes a second: when a move falls between
 		// the confirm's recording of its attempt and its call to the
 		// provider, the attempt's send window (15 s of the clock,
 		// payments.SendWindow) is over, the confirm does not send it,
 		// and the attempt ends as provider_error, as it would in a
 		// process paused for that long.
-		if le, _ := res.body["last_error"].(map[string]any); le["code"] != "provider_error" {
+		if le, _ := res.Body["last_error"].(map[string]any); le["code"] != "provider_error" {
 			k.fail("3ds: not requires_action", res, nil)
 		}
 		return
@@ -874,7 +874,7 @@ func (k *soak) pay3DS(r *rand.Rand) {
 	// The clock moves fast: a challenge may already have timed out when
 	// the buyer answers, and the page then says so (409).
 	k.call("3ds", "POST", challenge, "", url.Values{"result": {result}}, http.StatusOK, http.StatusConflict)
-	k.call("3ds", "GET", "/v1/payment_intents/"+intent.str("id"), k.shop.sk, nil, http.StatusOK)
+	k.call("3ds", "GET", "/v1/payment_intents/"+intent.Str("id"), k.shop.sk, nil, http.StatusOK)
 }
 
 // savedCard saves a card for a customer of the pool, lists the customer's
@@ -889,10 +889,10 @@ func (k *soak) savedCard(r *rand.Rand) {
 	}
 	// A session is open for 30 minutes of the clock, which a short run
 	// moves through in seconds: a capture may find it expired (409).
-	card, ok := k.call("card", "POST", "/v1/card_sessions/"+session.str("id")+"/cards", k.shop.pk, map[string]any{
-		"client_secret": session.str("client_secret"), "number": sandbox.CardVisa, "exp_month": 12, "exp_year": 2035, "cvc": "123"},
+	card, ok := k.call("card", "POST", "/v1/card_sessions/"+session.Str("id")+"/cards", k.shop.pk, map[string]any{
+		"client_secret": session.Str("client_secret"), "number": sandbox.CardVisa, "exp_month": 12, "exp_year": 2035, "cvc": "123"},
 		http.StatusCreated, http.StatusConflict)
-	if !ok || card.status != http.StatusCreated {
+	if !ok || card.Status != http.StatusCreated {
 		return
 	}
 	list, ok := k.call("card", "GET", "/v1/cards?limit=20&customer="+url.QueryEscape(cust["id"].(string)), k.shop.sk, nil, http.StatusOK)
@@ -900,11 +900,11 @@ func (k *soak) savedCard(r *rand.Rand) {
 		return
 	}
 	intent, ok := k.createIntent(r, "card", map[string]any{"amount": 100 + r.IntN(10_000), "currency": "EUR",
-		"customer": cust, "payment_method": card.str("id")})
+		"customer": cust, "payment_method": card.Str("id")})
 	if ok {
-		k.call("card", "POST", "/v1/payment_intents/"+intent.str("id")+"/confirm", k.shop.sk, nil, http.StatusOK)
+		k.call("card", "POST", "/v1/payment_intents/"+intent.Str("id")+"/confirm", k.shop.sk, nil, http.StatusOK)
 	}
-	data, _ := list.body["data"].([]any)
+	data, _ := list.Body["data"].([]any)
 	for i, c := range data {
 		if i < 3 {
 			continue
@@ -920,7 +920,7 @@ func (k *soak) savedCard(r *rand.Rand) {
 func (k *soak) abandoned(r *rand.Rand) {
 	intent, ok := k.createIntent(r, "abandon", nil)
 	if ok && r.IntN(2) == 0 {
-		k.call("abandon", "POST", "/v1/payment_intents/"+intent.str("id")+"/cancel", k.shop.sk,
+		k.call("abandon", "POST", "/v1/payment_intents/"+intent.Str("id")+"/cancel", k.shop.sk,
 			map[string]any{"cancellation_reason": "abandoned"}, http.StatusOK)
 	}
 }
@@ -947,18 +947,18 @@ func (k *soak) eventPages(r *rand.Rand) {
 			path += "&starting_after=" + after
 		}
 		page, ok := k.call("events", "GET", path, k.shop.sk, nil, http.StatusOK, http.StatusBadRequest)
-		if !ok || page.status != http.StatusOK {
+		if !ok || page.Status != http.StatusOK {
 			// A cursor retention deleted meanwhile is no longer an event
 			// of the store (invalid_starting_after).
 			return
 		}
-		data, _ := page.body["data"].([]any)
+		data, _ := page.Body["data"].([]any)
 		if len(data) == 0 {
 			break
 		}
 		after, _ = data[len(data)-1].(map[string]any)["id"].(string)
 		k.remember(&k.events, after)
-		if more, _ := page.body["has_more"].(bool); !more {
+		if more, _ := page.Body["has_more"].(bool); !more {
 			break
 		}
 	}

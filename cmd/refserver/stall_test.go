@@ -58,9 +58,9 @@ func newStallCluster(t *testing.T) *stallCluster {
 	key := []string{"KEELPAY_ENCRYPTION_KEY=" + keyring.Format(keyringtest.Key())}
 	c := &stallCluster{db: postgrestest.Open(t, schema)}
 	c.owner = start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn)
-	c.n2 = start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", c.owner.url)
+	c.n2 = start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", dsn, "-sandbox-url", c.owner.URL)
 
-	ownerURL, err := url.Parse(c.owner.url)
+	ownerURL, err := url.Parse(c.owner.URL)
 	require.NoError(t, err)
 	toOwner := httputil.NewSingleHostReverseProxy(ownerURL)
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -82,13 +82,13 @@ func newStallCluster(t *testing.T) *stallCluster {
 	c.n1 = start(t, t.TempDir(), key, "-addr", "127.0.0.1:0", "-db", u.String(), "-sandbox-url", proxy.URL)
 
 	c.shop = setupShop(t, c.owner, "app_stall", "http://127.0.0.1:9/hooks")
-	session := must(t, "POST", c.owner.url+"/v1/card_sessions", c.shop.sk,
+	session := must(t, "POST", c.owner.URL+"/v1/card_sessions", c.shop.sk,
 		map[string]any{"customer": customer, "page_origins": []string{"https://shop.example"}})
-	require.Equal(t, http.StatusCreated, session.status, "%v", session.body)
-	card := must(t, "POST", c.owner.url+"/v1/card_sessions/"+session.str("id")+"/cards", c.shop.pk, map[string]any{
-		"client_secret": session.str("client_secret"), "number": sandbox.CardVisa, "exp_month": 12, "exp_year": 2035, "cvc": "123"})
-	require.Equal(t, http.StatusCreated, card.status, "%v", card.body)
-	c.card = card.str("id")
+	require.Equal(t, http.StatusCreated, session.Status, "%v", session.Body)
+	card := must(t, "POST", c.owner.URL+"/v1/card_sessions/"+session.Str("id")+"/cards", c.shop.pk, map[string]any{
+		"client_secret": session.Str("client_secret"), "number": sandbox.CardVisa, "exp_month": 12, "exp_year": 2035, "cvc": "123"})
+	require.Equal(t, http.StatusCreated, card.Status, "%v", card.Body)
+	c.card = card.Str("id")
 	// A client cut off by the test's end is not the test's failure.
 	t.Cleanup(c.clients.Wait)
 	return c
@@ -96,14 +96,14 @@ func newStallCluster(t *testing.T) *stallCluster {
 
 func (c *stallCluster) intent(t *testing.T) string {
 	t.Helper()
-	r := must(t, "POST", c.owner.url+"/v1/payment_intents", c.shop.sk, intentBody(4200))
-	require.Equal(t, http.StatusCreated, r.status, "%v", r.body)
-	return r.str("id")
+	r := must(t, "POST", c.owner.URL+"/v1/payment_intents", c.shop.sk, intentBody(4200))
+	require.Equal(t, http.StatusCreated, r.Status, "%v", r.Body)
+	return r.Str("id")
 }
 
 // confirm confirms intent on s with the saved card and key.
 func (c *stallCluster) confirm(s *started, intent, key string) (reply, error) {
-	return send("POST", s.url+"/v1/payment_intents/"+intent+"/confirm", c.shop.sk,
+	return send("POST", s.URL+"/v1/payment_intents/"+intent+"/confirm", c.shop.sk,
 		map[string]any{"payment_method": c.card}, "Idempotency-Key", key)
 }
 
@@ -112,7 +112,7 @@ func (c *stallCluster) confirm(s *started, intent, key string) (reply, error) {
 func (c *stallCluster) confirmOnN1(intent, key string) <-chan error {
 	done := make(chan error, 1)
 	c.clients.Go(func() {
-		_, err := send("POST", c.n1.url+"/v1/payment_intents/"+intent+"/confirm", c.shop.sk,
+		_, err := send("POST", c.n1.URL+"/v1/payment_intents/"+intent+"/confirm", c.shop.sk,
 			map[string]any{"payment_method": c.card}, "Idempotency-Key", key)
 		done <- err
 	})
@@ -128,16 +128,16 @@ func (c *stallCluster) retryOnN2(t *testing.T, intent, key string) reply {
 	for {
 		advanceClock(t, c.n2, 61)
 		r, err := c.confirm(c.n2, intent, key)
-		if err == nil && r.status < 500 && r.code() != "idempotency_key_in_use" {
+		if err == nil && r.Status < 500 && r.Code() != "idempotency_key_in_use" {
 			return r
 		}
-		require.True(t, time.Now().Before(deadline), "the retry of %s kept failing: %v %v", key, err, r.body)
+		require.True(t, time.Now().Before(deadline), "the retry of %s kept failing: %v %v", key, err, r.Body)
 	}
 }
 
 func sendSignal(t *testing.T, s *started, sig syscall.Signal) {
 	t.Helper()
-	require.NoError(t, s.cmd.Process.Signal(sig))
+	require.NoError(t, s.Cmd.Process.Signal(sig))
 }
 
 // requireMoneyRule waits (moving n2's clock so that its reconciler looks
@@ -217,9 +217,9 @@ func TestStalledConfirmIsNotReportedAsFailed(t *testing.T) {
 	attempt := rec.AttemptID
 
 	r := c.retryOnN2(t, intent, "order-1")
-	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
-	require.Equal(t, "requires_payment_method", r.str("status"), "%v", r.body)
-	require.Equal(t, "provider_error", r.body["last_error"].(map[string]any)["code"])
+	require.Equal(t, http.StatusOK, r.Status, "%v", r.Body)
+	require.Equal(t, "requires_payment_method", r.Str("status"), "%v", r.Body)
+	require.Equal(t, "provider_error", r.Body["last_error"].(map[string]any)["code"])
 
 	close(h.release)
 	sendSignal(t, c.n1, syscall.SIGCONT)
@@ -228,15 +228,15 @@ func TestStalledConfirmIsNotReportedAsFailed(t *testing.T) {
 	require.Equal(t, 1, st.ChargesByAttempt[attempt], "the held charge reached the provider")
 
 	c.requireMoneyRule(t, []string{intent})
-	got := must(t, "GET", c.n2.url+"/v1/payment_intents/"+intent, c.shop.sk, nil)
-	voided, _ := got.body["voided_charges"].([]any)
-	require.Len(t, voided, 1, "%v", got.body)
+	got := must(t, "GET", c.n2.URL+"/v1/payment_intents/"+intent, c.shop.sk, nil)
+	voided, _ := got.Body["voided_charges"].([]any)
+	require.Len(t, voided, 1, "%v", got.Body)
 	require.Equal(t, attempt, voided[0].(map[string]any)["attempt"])
 
 	// The documented retry after provider_error charges once.
 	again, err := c.confirm(c.n2, intent, "order-1-again")
 	require.NoError(t, err)
-	require.Equal(t, "succeeded", again.str("status"), "%v", again.body)
+	require.Equal(t, "succeeded", again.Str("status"), "%v", again.Body)
 	c.requireMoneyRule(t, []string{intent})
 	st = sandboxStats(t, c.owner)
 	require.Equal(t, 2, st.Charges)
@@ -261,7 +261,7 @@ func TestServerStalledAtRandomMomentsOfAConfirm(t *testing.T) {
 		began := time.Now()
 		r, err := c.confirm(c.n1, warm, fmt.Sprintf("warm-up-%d", i))
 		require.NoError(t, err)
-		require.Equal(t, "succeeded", r.str("status"), "%v", r.body)
+		require.Equal(t, "succeeded", r.Str("status"), "%v", r.Body)
 		length = min(length, time.Since(began))
 		intents = append(intents, warm)
 	}
@@ -281,8 +281,8 @@ func TestServerStalledAtRandomMomentsOfAConfirm(t *testing.T) {
 			c.pg.Stall()
 		}
 		r := c.retryOnN2(t, intent, key)
-		require.Contains(t, []int{http.StatusOK, http.StatusConflict}, r.status, "round %d: %v", round, r.body)
-		seen[fmt.Sprintf("%d %s%s replayed=%s", r.status, r.str("status"), r.code(), r.header.Get("Idempotent-Replayed"))]++
+		require.Contains(t, []int{http.StatusOK, http.StatusConflict}, r.Status, "round %d: %v", round, r.Body)
+		seen[fmt.Sprintf("%d %s%s replayed=%s", r.Status, r.Str("status"), r.Code(), r.Header.Get("Idempotent-Replayed"))]++
 		if sigstop {
 			sendSignal(t, c.n1, syscall.SIGCONT)
 		} else {
@@ -299,11 +299,11 @@ func TestServerStalledAtRandomMomentsOfAConfirm(t *testing.T) {
 	// confirmed again with a new key, until each has succeeded.
 	c.requireMoneyRule(t, intents)
 	for _, id := range intents {
-		got := must(t, "GET", c.n2.url+"/v1/payment_intents/"+id, c.shop.sk, nil)
-		if got.str("status") == "requires_payment_method" {
+		got := must(t, "GET", c.n2.URL+"/v1/payment_intents/"+id, c.shop.sk, nil)
+		if got.Str("status") == "requires_payment_method" {
 			r, err := c.confirm(c.n2, id, id+"-again")
 			require.NoError(t, err)
-			require.Equal(t, "succeeded", r.str("status"), "%v", r.body)
+			require.Equal(t, "succeeded", r.Str("status"), "%v", r.Body)
 		}
 	}
 	c.requireMoneyRule(t, intents)

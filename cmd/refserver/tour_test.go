@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/keelpay/keelpay/internal/servertest"
 )
 
 // tourBlocks returns the ```bash blocks of the README's section "A short
@@ -32,16 +33,6 @@ func tourBlocks(t *testing.T, readme string) []string {
 	}
 	require.NotEmpty(t, blocks, "the tour has no ```bash blocks")
 	return blocks
-}
-
-// freeAddr returns a loopback address nothing listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
 
 // TestReadmeTourRuns pastes the README's tour into bash, as a reader does,
@@ -65,7 +56,7 @@ func TestReadmeTourRuns(t *testing.T) {
 	// prints the same.
 	for paste := 1; paste <= 2; paste++ {
 		t.Logf("paste %d", paste)
-		pasteTour(t, root, script, s.url)
+		pasteTour(t, root, script, s.URL)
 	}
 }
 
@@ -77,7 +68,7 @@ func pasteTour(t *testing.T, root, script, url string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-eu", "-c", script)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "KEELPAY_URL="+url, "RECEIVER_ADDR="+freeAddr(t), "TMPDIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), "KEELPAY_URL="+url, "RECEIVER_ADDR="+servertest.FreeAddr(t), "TMPDIR="+t.TempDir())
 	// The tour starts the receiver in the background: put everything in a
 	// process group of its own, and end the group whatever happens.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

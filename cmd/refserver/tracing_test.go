@@ -83,11 +83,11 @@ func TestExportsTracesWhereTheEnvironmentAsks(t *testing.T) {
 			env = append(env, c.env)
 		}
 		s := start(t, t.TempDir(), env)
-		must(t, http.MethodPost, s.url+"/v1/setup", "", map[string]any{
+		must(t, http.MethodPost, s.URL+"/v1/setup", "", map[string]any{
 			"client_id": "app_trace", "client_secret": "secret_trace", "webhook_url": "http://127.0.0.1:9/hooks",
 		}, "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
-		require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-		require.NoError(t, s.cmd.Wait())
+		require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
+		require.NoError(t, s.Cmd.Wait())
 
 		col.mu.Lock()
 		spans := col.spans[c.service]

@@ -46,22 +46,9 @@ func (s *Sandbox) Charge(_ context.Context, r provider.ChargeRequest) (*provider
 	}
 	now := s.clock.Now()
 	key := attempt{r.MerchantID, r.AttemptID}
-	var c *charge
-	err := s.inTx(func(t tx) (err error) {
-		c, err = t.charge(key)
-		switch {
-		case err != nil:
-			return err
-		case c == nil:
-			if c, err = s.newCharge(t, key, r, now); err != nil {
-				return err
-			}
-			s.settleCharge(c, now)
-		case !s.settleCharge(c, now):
-			return nil
-		}
-		return t.saveCharge(c)
-	})
+	c, err := onceInTx(s, key, now, tx.charge,
+		func(t tx) (*charge, error) { return s.newCharge(t, key, r, now) },
+		s.settleCharge, tx.saveCharge)
 	if err != nil {
 		return nil, err
 	}

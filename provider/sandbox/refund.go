@@ -36,22 +36,9 @@ func (s *Sandbox) Refund(ctx context.Context, r provider.RefundRequest) (*provid
 	}
 	now := s.clock.Now()
 	key := attempt{r.MerchantID, r.AttemptID}
-	var rf *refund
-	err := s.inTx(func(t tx) (err error) {
-		rf, err = t.refund(key)
-		switch {
-		case err != nil:
-			return err
-		case rf == nil:
-			if rf, err = s.newRefund(t, key, r, now); err != nil {
-				return err
-			}
-			s.settleRefund(rf, now)
-		case !s.settleRefund(rf, now):
-			return nil
-		}
-		return t.saveRefund(rf)
-	})
+	rf, err := onceInTx(s, key, now, tx.refund,
+		func(t tx) (*refund, error) { return s.newRefund(t, key, r, now) },
+		s.settleRefund, tx.saveRefund)
 	if err != nil {
 		return nil, err
 	}

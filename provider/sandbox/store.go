@@ -213,6 +213,32 @@ func (s *Sandbox) inTx(f func(t tx) error) error {
 	return nil
 }
 
+// onceInTx is the transaction of a send made once per attempt (a charge, a
+// refund): the record of key, or a new one from send when there is none,
+// brought up to now with settle. It is saved when it is new or settling
+// changed it, so a repeated call returns the stored outcome.
+func onceInTx[R any](s *Sandbox, key attempt, now time.Time,
+	load func(tx, attempt) (*R, error), send func(tx) (*R, error),
+	settle func(*R, time.Time) bool, save func(tx, *R) error) (*R, error) {
+	var rec *R
+	err := s.inTx(func(t tx) (err error) {
+		rec, err = load(t, key)
+		switch {
+		case err != nil:
+			return err
+		case rec == nil:
+			if rec, err = send(t); err != nil {
+				return err
+			}
+			settle(rec, now)
+		case !settle(rec, now):
+			return nil
+		}
+		return save(t, rec)
+	})
+	return rec, err
+}
+
 // dbError marks a failure of the sandbox's database inside a transaction.
 type dbError struct{ err error }
 
