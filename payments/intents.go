@@ -194,11 +194,12 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 	if err := p.Validate(s.now()); err != nil {
 		return nil, err
 	}
-	pi, started, req, err := s.recordAttempt(ctx, st, id, p)
+	pi, started, card, err := s.recordAttempt(ctx, st, id, p)
 	if err != nil {
 		return nil, err
 	}
 	attempt := *started
+	req := chargeRequest(st, &attempt, card, p)
 
 	// From here on the request's cancellation changes nothing: the
 	// attempt is finished (or left to the reconciler) either way.
@@ -263,56 +264,58 @@ func (s *Service) ConfirmIntent(ctx context.Context, st *keelpay.Store, id strin
 }
 
 // recordAttempt records the attempt of a confirm (see ConfirmIntent) and
-// returns the intent before it, the attempt, and the charge to make. The
+// returns the intent before it, the attempt, and the saved card it
+// charges (nil for a card from the browser). The
 // first attempt of an intent with its own saved card is recorded without
 // reading the intent first (firstAttempt); any other, or one that the
 // intent turns out not to allow, reads the intent and its card, checks
 // them, and records the attempt on the version read.
-func (s *Service) recordAttempt(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (before, attempt *keelpay.PaymentIntent, _ provider.ChargeRequest, _ error) {
-	if attempt, card, ok, err := s.firstAttempt(ctx, st, id, p); ok || err != nil {
-		if err != nil {
-			return nil, nil, provider.ChargeRequest{}, err
-		}
+func (s *Service) recordAttempt(ctx context.Context, st *keelpay.Store, id string, p ConfirmParams) (before, attempt *keelpay.PaymentIntent, card *keelpay.Card, _ error) {
+	attempt, card, ok, err := s.firstAttempt(ctx, st, id, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ok {
 		before := unattempted(*attempt)
-		return &before, attempt, chargeRequest(st, attempt, card, p), nil
+		return &before, attempt, card, nil
 	}
 
 	pi, card, err := s.intentWithCard(ctx, st, id, p)
 	if err != nil {
-		return nil, nil, provider.ChargeRequest{}, err
+		return nil, nil, nil, err
 	}
 	if p.ClientSecret != "" && subtle.ConstantTimeCompare([]byte(pi.ClientSecret), []byte(p.ClientSecret)) != 1 {
-		return nil, nil, provider.ChargeRequest{}, errIntentNotFound()
+		return nil, nil, nil, errIntentNotFound()
 	}
 	if pi.Status == keelpay.IntentRequiresPaymentMethod && !s.now().Before(pi.ExpiresAt) {
 		// Expired, though the expirer has not run yet: expire it now.
 		// That is not this request's answer (it is a 409).
 		if pi, err = s.expireIntent(ctx, pi); err != nil {
-			return nil, nil, provider.ChargeRequest{}, err
+			return nil, nil, nil, err
 		}
 	}
 	if !canConfirm(pi.Status) {
-		return nil, nil, provider.ChargeRequest{}, errUnexpectedState(pi.Status)
+		return nil, nil, nil, errUnexpectedState(pi.Status)
 	}
 
 	var pm *keelpay.PaymentMethod
 	var cardID string
 	if p.Card != nil {
-		pm, card = p.Card.method(), nil
+		pm = p.Card.method()
 	} else {
 		cardID = p.PaymentMethod
 		if cardID == "" {
 			cardID = pi.CardID
 		}
 		if cardID == "" {
-			return nil, nil, provider.ChargeRequest{}, keelpay.InvalidRequest("payment_method", "missing_payment_method",
+			return nil, nil, nil, keelpay.InvalidRequest("payment_method", "missing_payment_method",
 				"payment_method is required: the intent has no card.")
 		}
 		if card == nil || card.ID != cardID || card.CustomerID != pi.Customer.ID {
-			return nil, nil, provider.ChargeRequest{}, errCardNotFound()
+			return nil, nil, nil, errCardNotFound()
 		}
 		if card.Status != keelpay.CardActive {
-			return nil, nil, provider.ChargeRequest{}, errCardUnavailable()
+			return nil, nil, nil, errCardUnavailable()
 		}
 		pm = savedMethod(card)
 	}
@@ -333,12 +336,12 @@ func (s *Service) recordAttempt(ctx context.Context, st *keelpay.Store, id strin
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			if cur, err := s.GetIntent(ctx, st, id); err == nil {
-				return nil, nil, provider.ChargeRequest{}, errUnexpectedState(cur.Status)
+				return nil, nil, nil, errUnexpectedState(cur.Status)
 			}
 		}
-		return nil, nil, provider.ChargeRequest{}, fmt.Errorf("payments: record attempt: %w", err)
+		return nil, nil, nil, fmt.Errorf("payments: record attempt: %w", err)
 	}
-	return pi, &next, chargeRequest(st, &next, card, p), nil
+	return pi, &next, card, nil
 }
 
 // firstAttempt records the attempt of a confirm that charges the intent's
